@@ -1,0 +1,81 @@
+import { dirname } from 'node:path'
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import Fastify, { type FastifyServerOptions } from 'fastify'
+import type { Config } from './config.js'
+import type { DatabaseHandle } from './db/client.js'
+import { createAuthHandlers } from './domains/auth/auth-handlers.js'
+import { createAuthService } from './domains/auth/auth-service.js'
+import { createRefreshTokensRepository } from './domains/auth/refresh-tokens-repository.js'
+import { createProductHandlers } from './domains/catalog/products-handlers.js'
+import { createProductsRepository } from './domains/catalog/products-repository.js'
+import { createProductsService } from './domains/catalog/products-service.js'
+import { createHealthHandlers } from './domains/health/health-handlers.js'
+import { createUserHandlers } from './domains/users/users-handlers.js'
+import { createUsersRepository } from './domains/users/users-repository.js'
+import { createUsersService } from './domains/users/users-service.js'
+import { openapiRoutesPlugin, specificationPath } from './http/openapi-routes.js'
+import type { ServiceHandlers } from './http/operations.js'
+import { createSecurityHandlers } from './http/security.js'
+import { createAccessTokens } from './platform/access-tokens.js'
+import { errorHandler } from './platform/error-handler.js'
+import { requestIdFrom, requestIdHeader } from './platform/request-id.js'
+import { createValidatorCompiler } from './platform/validation.js'
+
+export interface AppDependencies {
+  database: DatabaseHandle
+  /** Fastify's logger settings; the server picks them, tests silence or capture them. */
+  logger?: FastifyServerOptions['logger']
+  loggerInstance?: FastifyServerOptions['loggerInstance']
+}
+
+/** The composition root: infrastructure comes in, a ready Fastify instance goes out. */
+export async function buildApp(deps: AppDependencies, config: Config) {
+  const app = Fastify({
+    logger: deps.loggerInstance ? undefined : (deps.logger ?? { level: config.logLevel }),
+    loggerInstance: deps.loggerInstance,
+    genReqId: requestIdFrom,
+    requestIdHeader: false,
+    return503OnClosing: true,
+  })
+  app.setValidatorCompiler(createValidatorCompiler())
+
+  const { db } = deps.database
+  const accessTokens = createAccessTokens({
+    secret: config.auth.jwtSecret,
+    ttlSeconds: config.auth.accessTokenTtlSeconds,
+  })
+  const usersRepository = createUsersRepository(db)
+  const users = createUsersService({ users: usersRepository })
+  await users.ensureAdmin(config.auth.admin, app.log)
+
+  const handlers: ServiceHandlers = {
+    ...createHealthHandlers([{ name: 'database', ping: deps.database.ping }]),
+    ...createProductHandlers(createProductsService({ products: createProductsRepository(db) })),
+    ...createUserHandlers(users),
+    ...createAuthHandlers(
+      createAuthService({
+        db,
+        users: usersRepository,
+        refreshTokens: createRefreshTokensRepository(db),
+        accessTokens,
+        refreshTokenTtlSeconds: config.auth.refreshTokenTtlSeconds,
+      }),
+    ),
+  }
+
+  await app.register(requestIdHeader)
+  await app.register(errorHandler)
+  await app.register(swagger, {
+    mode: 'static',
+    specification: { path: specificationPath, baseDir: dirname(specificationPath) },
+  })
+  await app.register(swaggerUi, { routePrefix: '/docs' })
+  await app.register(openapiRoutesPlugin, {
+    handlers,
+    securityHandlers: createSecurityHandlers(accessTokens),
+  })
+  return app
+}
+
+export type App = Awaited<ReturnType<typeof buildApp>>

@@ -1,0 +1,34 @@
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
+import type * as schema from './schema.js'
+
+export type Database = PgDatabase<PgQueryResultHKT, typeof schema>
+export type Transaction = Parameters<Parameters<Database['transaction']>[0]>[0]
+/** What repository methods run on: the database, or a transaction a service opened. */
+export type Executor = Database | Transaction
+
+export interface DatabaseHandle {
+  readonly kind: 'pglite' | 'postgres'
+  readonly db: Database
+  /** Applies pending migrations; safe when several instances start at once. */
+  migrate(): Promise<void>
+  ping(): Promise<void>
+  close(): Promise<void>
+}
+
+export interface DatabaseSettings {
+  /** A postgres:// URL; without it the embedded PGlite is used. */
+  databaseUrl?: string | undefined
+  /** PGlite's directory, or `memory://` for a database that lives only in this process. */
+  dataDir: string
+}
+
+export const migrationsFolder = new URL('../../drizzle', import.meta.url).pathname
+
+export async function openDatabase(settings: DatabaseSettings): Promise<DatabaseHandle> {
+  if (settings.databaseUrl) {
+    const { openPostgres } = await import('./postgres.js')
+    return openPostgres(settings.databaseUrl)
+  }
+  const { openPglite } = await import('./pglite.js')
+  return openPglite(settings.dataDir)
+}

@@ -1,0 +1,21 @@
+import { PGlite } from '@electric-sql/pglite'
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
+import { drizzle } from 'drizzle-orm/pglite'
+import { migrate } from 'drizzle-orm/pglite/migrator'
+import { type Database, type DatabaseHandle, migrationsFolder } from './client.js'
+import * as schema from './schema.js'
+
+export async function openPglite(dataDir: string): Promise<DatabaseHandle> {
+  const client = await PGlite.create(dataDir, { extensions: { pg_trgm } })
+  const db = drizzle({ client, schema })
+  return {
+    kind: 'pglite',
+    db: db as unknown as Database,
+    // One embedded connection serves the whole process, so nothing can race the migration.
+    migrate: () => migrate(db, { migrationsFolder }),
+    ping: async () => {
+      await client.query('select 1')
+    },
+    close: () => client.close(),
+  }
+}

@@ -1,0 +1,88 @@
+import { sql } from 'drizzle-orm'
+import {
+  check,
+  index,
+  integer,
+  numeric,
+  pgEnum,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core'
+
+// Millisecond precision: exactly what an ISO 8601 string in JavaScript carries, so a
+// timestamp read back compares equal to the one written.
+const instant = (name: string) => timestamp(name, { withTimezone: true, precision: 3 })
+
+export const products = pgTable(
+  'products',
+  {
+    id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+    name: text('name').notNull(),
+    price: numeric('price', { precision: 12, scale: 2, mode: 'number' }).notNull(),
+    category: text('category').notNull(),
+    stock: integer('stock').notNull().default(0),
+    createdAt: instant('created_at').notNull().defaultNow(),
+    updatedAt: instant('updated_at').notNull().defaultNow(),
+    deletedAt: instant('deleted_at'),
+  },
+  (table) => [
+    check('products_price_positive', sql`${table.price} > 0`),
+    check('products_stock_not_negative', sql`${table.stock} >= 0`),
+    // The list order is (created_at desc, id desc) over live products; each filter
+    // has an index that yields rows in that order or narrows them first.
+    index('products_live_order_idx')
+      .on(table.createdAt.desc().nullsFirst(), table.id.desc().nullsFirst())
+      .where(sql`${table.deletedAt} is null`),
+    index('products_live_category_order_idx')
+      .on(table.category, table.createdAt.desc().nullsFirst(), table.id.desc().nullsFirst())
+      .where(sql`${table.deletedAt} is null`),
+    index('products_live_price_idx').on(table.price).where(sql`${table.deletedAt} is null`),
+    index('products_live_name_trgm_idx')
+      .using('gin', table.name.op('gin_trgm_ops'))
+      .where(sql`${table.deletedAt} is null`),
+  ],
+)
+
+export const roles = pgEnum('role', ['user', 'admin'])
+
+export const users = pgTable(
+  'users',
+  {
+    id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+    name: text('name').notNull(),
+    email: text('email').notNull(),
+    passwordHash: text('password_hash').notNull(),
+    age: integer('age'),
+    role: roles('role').notNull().default('user'),
+    createdAt: instant('created_at').notNull().defaultNow(),
+  },
+  (table) => [uniqueIndex('users_email_lower_idx').on(sql`lower(${table.email})`)],
+)
+
+// A refresh token is stored only as its SHA-256; every token of one login shares a
+// family, so reuse of a rotated token can revoke the whole session at once.
+export const refreshTokens = pgTable(
+  'refresh_tokens',
+  {
+    id: uuid('id').primaryKey(),
+    familyId: uuid('family_id').notNull(),
+    userId: integer('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    tokenHash: text('token_hash').notNull(),
+    expiresAt: instant('expires_at').notNull(),
+    revokedAt: instant('revoked_at'),
+    createdAt: instant('created_at').notNull().defaultNow(),
+  },
+  (table) => [
+    uniqueIndex('refresh_tokens_hash_idx').on(table.tokenHash),
+    index('refresh_tokens_family_idx').on(table.familyId),
+  ],
+)
+
+export type ProductRow = typeof products.$inferSelect
+export type UserRow = typeof users.$inferSelect
+export type RefreshTokenRow = typeof refreshTokens.$inferSelect

@@ -1,0 +1,94 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto'
+import type { Database, Executor } from '../../db/client.js'
+import type { UserRow } from '../../db/schema.js'
+import type { AccessTokens, Principal } from '../../platform/access-tokens.js'
+import { unauthenticated } from '../../platform/errors.js'
+import { decoyHash, verifyPassword } from '../users/password.js'
+import type { UsersRepository } from '../users/users-repository.js'
+import type { RefreshTokensRepository } from './refresh-tokens-repository.js'
+
+export interface TokenPair {
+  accessToken: string
+  refreshToken: string
+  tokenType: 'Bearer'
+  expiresIn: number
+}
+
+interface AuthServiceDependencies {
+  db: Database
+  users: Pick<UsersRepository, 'findByEmail' | 'findById'>
+  refreshTokens: RefreshTokensRepository
+  accessTokens: AccessTokens
+  refreshTokenTtlSeconds: number
+}
+
+const hashToken = (token: string) => createHash('sha256').update(token).digest('hex')
+const invalidRefreshToken = () =>
+  unauthenticated('The refresh token is invalid, expired or revoked')
+
+export function createAuthService(deps: AuthServiceDependencies) {
+  const { db, users, refreshTokens, accessTokens } = deps
+
+  /** A new access token and refresh token; the refresh token joins the given session. */
+  async function issuePair(
+    user: UserRow,
+    familyId: string,
+    executor: Executor = db,
+  ): Promise<TokenPair> {
+    const refreshToken = randomBytes(32).toString('base64url')
+    await refreshTokens.insert(
+      {
+        id: randomUUID(),
+        familyId,
+        userId: user.id,
+        tokenHash: hashToken(refreshToken),
+        expiresAt: new Date(Date.now() + deps.refreshTokenTtlSeconds * 1000),
+      },
+      executor,
+    )
+    return {
+      accessToken: accessTokens.sign({ userId: user.id, role: user.role }),
+      refreshToken,
+      tokenType: 'Bearer',
+      expiresIn: accessTokens.ttlSeconds,
+    }
+  }
+
+  return {
+    async login(email: string, password: string): Promise<TokenPair> {
+      const user = await users.findByEmail(email)
+      // An unknown email costs a hash too, so timing does not reveal who has an account.
+      const valid = await verifyPassword(password, user?.passwordHash ?? decoyHash)
+      if (!user || !valid) throw unauthenticated('The email or password is wrong')
+      return issuePair(user, randomUUID())
+    },
+
+    /**
+     * Rotation: the presented token is retired and a new one issued in its session.
+     * A retired token presented again means it was stolen or replayed, so the whole
+     * session is revoked; that revocation stands even though the request fails.
+     */
+    async refresh(refreshToken: string): Promise<TokenPair> {
+      const stored = await refreshTokens.findByHash(hashToken(refreshToken))
+      if (!stored) throw invalidRefreshToken()
+      if (stored.expiresAt.getTime() <= Date.now()) throw invalidRefreshToken()
+      const user = await users.findById(stored.userId)
+      const pair = await db.transaction(async (tx) => {
+        if (!user || !(await refreshTokens.revoke(stored.id, tx))) return undefined
+        return issuePair(user, stored.familyId, tx)
+      })
+      if (pair) return pair
+      await refreshTokens.revokeFamily(stored.familyId)
+      throw invalidRefreshToken()
+    },
+
+    /** Ends the caller's session that the refresh token belongs to. */
+    async logout(principal: Principal, refreshToken: string): Promise<void> {
+      const stored = await refreshTokens.findByHash(hashToken(refreshToken))
+      if (!stored || stored.userId !== principal.userId) throw invalidRefreshToken()
+      await refreshTokens.revokeFamily(stored.familyId)
+    },
+  }
+}
+
+export type AuthService = ReturnType<typeof createAuthService>

@@ -1,0 +1,102 @@
+import { and, count, desc, eq, gte, ilike, isNull, lte, type SQL, sql } from 'drizzle-orm'
+import type { Database, Executor } from '../../db/client.js'
+import { type ProductRow, products } from '../../db/schema.js'
+
+export interface ProductFilters {
+  category?: string | undefined
+  minPrice?: number | undefined
+  maxPrice?: number | undefined
+  search?: string | undefined
+}
+
+export interface PageRequest {
+  page: number
+  limit: number
+}
+
+export type NewProduct = Pick<typeof products.$inferInsert, 'name' | 'price' | 'category' | 'stock'>
+export type ProductChanges = Partial<NewProduct>
+
+const live = isNull(products.deletedAt)
+
+export function createProductsRepository(db: Database) {
+  return {
+    /** One page and the filtered total, in one round trip. */
+    async listPage(filters: ProductFilters, { page, limit }: PageRequest, executor: Executor = db) {
+      const where = and(live, ...filterConditions(filters))
+      const total = executor.$with('total').as(
+        executor
+          .select({ count: count().as('count') })
+          .from(products)
+          .where(where),
+      )
+      const pageRows = executor
+        .select()
+        .from(products)
+        .where(where)
+        .orderBy(desc(products.createdAt), desc(products.id))
+        .limit(limit)
+        .offset((page - 1) * limit)
+        .as('page_rows')
+      // The total's single row joins the page, so a page past the last still brings it;
+      // the outer order keeps the page's (a join may not).
+      const rows = await executor
+        .with(total)
+        .select()
+        .from(pageRows)
+        .rightJoin(total, sql`true`)
+        .orderBy(desc(pageRows.createdAt), desc(pageRows.id))
+      return {
+        total: rows[0]?.total.count ?? 0,
+        items: rows.flatMap((row) => (row.page_rows ? [row.page_rows] : [])),
+      }
+    },
+
+    async findById(id: number, executor: Executor = db): Promise<ProductRow | undefined> {
+      const [row] = await executor.select().from(products).where(eq(products.id, id))
+      return row
+    },
+
+    async insert(values: NewProduct, executor: Executor = db): Promise<ProductRow> {
+      const [row] = await executor.insert(products).values(values).returning()
+      if (!row) throw new Error('INSERT … RETURNING gave no row')
+      return row
+    },
+
+    /** Changes a live product; undefined when there is none with that id. */
+    async update(id: number, changes: ProductChanges, executor: Executor = db) {
+      const [row] = await executor
+        .update(products)
+        .set({ ...changes, updatedAt: sql`now()` })
+        .where(and(eq(products.id, id), live))
+        .returning()
+      return row
+    },
+
+    /** Marks a live product deleted; false when there is none with that id. */
+    async softDelete(id: number, executor: Executor = db): Promise<boolean> {
+      const rows = await executor
+        .update(products)
+        .set({ deletedAt: sql`now()` })
+        .where(and(eq(products.id, id), live))
+        .returning({ id: products.id })
+      return rows.length > 0
+    },
+  }
+}
+
+export type ProductsRepository = ReturnType<typeof createProductsRepository>
+
+function filterConditions({ category, minPrice, maxPrice, search }: ProductFilters): SQL[] {
+  const conditions: SQL[] = []
+  if (category !== undefined) conditions.push(eq(products.category, category))
+  if (minPrice !== undefined) conditions.push(gte(products.price, minPrice))
+  if (maxPrice !== undefined) conditions.push(lte(products.price, maxPrice))
+  if (search !== undefined) conditions.push(ilike(products.name, `%${escapeLike(search)}%`))
+  return conditions
+}
+
+/** The search is a literal substring: %, _ and \ in it match themselves. */
+function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (character) => `\\${character}`)
+}

@@ -1,0 +1,27 @@
+import type { components } from '../../../generated/openapi.js'
+import type { UserRow } from '../../db/schema.js'
+import type { ServiceHandlers } from '../../http/operations.js'
+import type { UsersService } from './users-service.js'
+
+type User = components['schemas']['User']
+
+export function createUserHandlers(users: UsersService) {
+  return {
+    async createUser(request, reply) {
+      const user = await users.signUp(request.body)
+      reply.code(201).header('location', `/users/${user.id}`)
+      return { data: toUser(user) }
+    },
+  } satisfies Pick<ServiceHandlers, 'createUser'>
+}
+
+export function toUser(row: UserRow): User {
+  return {
+    id: row.id,
+    name: row.name,
+    email: row.email,
+    age: row.age,
+    role: row.role,
+    createdAt: row.createdAt.toISOString(),
+  }
+}

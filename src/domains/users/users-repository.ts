@@ -1,0 +1,57 @@
+import { eq, sql } from 'drizzle-orm'
+import type { Database, Executor } from '../../db/client.js'
+import { type UserRow, users } from '../../db/schema.js'
+
+export type NewUser = Pick<
+  typeof users.$inferInsert,
+  'name' | 'email' | 'passwordHash' | 'age' | 'role'
+>
+
+const emailKey = (email: string) => sql`lower(${users.email}) = lower(${email})`
+
+export function createUsersRepository(db: Database) {
+  return {
+    async insert(user: NewUser, executor: Executor = db): Promise<UserRow> {
+      const [row] = await executor.insert(users).values(user).returning()
+      if (!row) throw new Error('INSERT … RETURNING gave no row')
+      return row
+    },
+
+    async findById(id: number, executor: Executor = db): Promise<UserRow | undefined> {
+      const [row] = await executor.select().from(users).where(eq(users.id, id))
+      return row
+    },
+
+    /** Emails are unique regardless of case. */
+    async findByEmail(email: string, executor: Executor = db): Promise<UserRow | undefined> {
+      const [row] = await executor.select().from(users).where(emailKey(email))
+      return row
+    },
+
+    async hasAdmin(executor: Executor = db): Promise<boolean> {
+      const [row] = await executor
+        .select({ id: users.id })
+        .from(users)
+        .where(eq(users.role, 'admin'))
+        .limit(1)
+      return row !== undefined
+    },
+
+    /** Makes the user with this email an admin with this password, creating it if need be. */
+    async upsertAdmin(email: string, passwordHash: string, executor: Executor = db) {
+      const promoted = await executor
+        .update(users)
+        .set({ passwordHash, role: 'admin' })
+        .where(emailKey(email))
+        .returning({ id: users.id })
+      if (promoted.length > 0) return
+      // Another instance starting at the same moment may win the insert: same admin.
+      await executor
+        .insert(users)
+        .values({ name: 'Administrator', email, passwordHash, role: 'admin' })
+        .onConflictDoNothing()
+    },
+  }
+}
+
+export type UsersRepository = ReturnType<typeof createUsersRepository>

@@ -1,0 +1,82 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import {
+  AppError,
+  badRequest,
+  type ErrorCode,
+  internal,
+  notFound,
+  unauthenticated,
+} from './errors.js'
+import { validationDetails } from './validation.js'
+
+const FRAMEWORK_ERRORS: Record<string, AppError> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: badRequest('The body is not valid JSON'),
+  FST_ERR_CTP_EMPTY_JSON_BODY: badRequest('The body is empty, yet its Content-Type is JSON'),
+  FST_ERR_CTP_BODY_TOO_LARGE: new AppError('PAYLOAD_TOO_LARGE', 413, 'The body is too large'),
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: new AppError(
+    'UNSUPPORTED_MEDIA_TYPE',
+    415,
+    'The body must be sent as application/json',
+  ),
+}
+
+const CODES_BY_STATUS: Record<number, ErrorCode> = {
+  400: 'BAD_REQUEST',
+  401: 'UNAUTHENTICATED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  409: 'CONFLICT',
+  410: 'GONE',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  422: 'UNPROCESSABLE',
+  429: 'RATE_LIMITED',
+}
+
+/** The one place where any failure becomes the spec's error envelope. */
+export function toAppError(error: FastifyError): AppError {
+  if (error instanceof AppError) return error
+  const securityFailures = (error as { errors?: unknown }).errors
+  if (Array.isArray(securityFailures)) {
+    // fastify-openapi-glue's SecurityError wraps what bearerAuth threw, which says why.
+    const cause = securityFailures.find((each) => each instanceof AppError)
+    return cause ?? unauthenticated('A valid bearer token is required')
+  }
+  if (error.validation) {
+    return new AppError(
+      'VALIDATION_ERROR',
+      400,
+      'The request breaks the rules of its fields',
+      validationDetails(error.validation as never, error.validationContext ?? 'request'),
+    )
+  }
+  const known = error.code ? FRAMEWORK_ERRORS[error.code] : undefined
+  if (known) return known
+  const status = error.statusCode ?? 500
+  const code = CODES_BY_STATUS[status]
+  // Framework 4xx errors describe the request, not the server: safe to pass on.
+  if (code && error.code?.startsWith('FST_')) return new AppError(code, status, error.message)
+  return internal()
+}
+
+async function errorHandlerPlugin(app: FastifyInstance) {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const appError = toAppError(error)
+    if (appError.statusCode >= 500) request.log.error({ err: error }, 'request failed')
+    return sendError(reply, appError)
+  })
+  app.setNotFoundHandler((request: FastifyRequest, reply) =>
+    sendError(reply, notFound(`No route ${request.method} ${request.url.split('?')[0]}`)),
+  )
+}
+
+function sendError(reply: FastifyReply, error: AppError) {
+  const { code, message, details } = error
+  return reply
+    .code(error.statusCode)
+    .send({ error: details ? { code, message, details } : { code, message } })
+}
+
+export const errorHandler = fp(errorHandlerPlugin, { name: 'error-handler' })

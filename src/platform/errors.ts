@@ -1,0 +1,33 @@
+import type { components } from '../../generated/openapi.js'
+
+export type ErrorCode = components['schemas']['ErrorCode']
+export type ErrorDetails = Record<string, string[]>
+
+/**
+ * Every failure the service means to report: a code and a status from the spec's
+ * error catalogue. Anything else that escapes a handler is an internal error.
+ */
+export class AppError extends Error {
+  override name = 'AppError'
+
+  constructor(
+    readonly code: ErrorCode,
+    readonly statusCode: number,
+    message: string,
+    readonly details?: ErrorDetails,
+  ) {
+    super(message)
+  }
+}
+
+export const badRequest = (message: string) => new AppError('BAD_REQUEST', 400, message)
+export const validationFailed = (details: ErrorDetails) =>
+  new AppError('VALIDATION_ERROR', 400, 'The request breaks the rules of its fields', details)
+export const unauthenticated = (message: string) => new AppError('UNAUTHENTICATED', 401, message)
+export const forbidden = (message: string) => new AppError('FORBIDDEN', 403, message)
+export const notFound = (message: string) => new AppError('NOT_FOUND', 404, message)
+export const conflict = (message: string) => new AppError('CONFLICT', 409, message)
+export const gone = (message: string) => new AppError('GONE', 410, message)
+export const unprocessable = (message: string) => new AppError('UNPROCESSABLE', 422, message)
+export const unavailable = (message: string) => new AppError('UNAVAILABLE', 503, message)
+export const internal = () => new AppError('INTERNAL', 500, 'Internal server error')

@@ -1,0 +1,65 @@
+import type { ErrorObject } from 'ajv'
+import { Ajv2020 } from 'ajv/dist/2020.js'
+import addFormats from 'ajv-formats'
+import type { FastifySchemaCompiler } from 'fastify'
+import type { ErrorDetails } from './errors.js'
+
+function createAjv(coerceTypes: false | 'array') {
+  const ajv = new Ajv2020({
+    coerceTypes,
+    useDefaults: true,
+    // Unknown body fields are an error, never silently dropped (Fastify's default).
+    removeAdditional: false,
+    // Report every failing field at once, so `details` is complete.
+    allErrors: true,
+    // 19.99 / 0.01 is not an integer in binary floating point.
+    multipleOfPrecision: 9,
+    strict: true,
+    strictRequired: false,
+  })
+  addFormats.default(ajv)
+  ajv.addFormat('int32', {
+    type: 'number',
+    validate: (value: number) => Number.isInteger(value) && Math.abs(value) <= 2 ** 31,
+  })
+  return ajv
+}
+
+/**
+ * Query strings, paths and headers arrive as text and are coerced to the spec's types;
+ * JSON bodies are typed already, so a body's "12" stays a string and fails validation.
+ */
+export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
+  const coercing = createAjv('array')
+  const exact = createAjv(false)
+  return ({ schema, httpPart }) => {
+    const ajv = httpPart === 'body' ? exact : coercing
+    return ajv.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>
+  }
+}
+
+/** Maps ajv errors to `details`: each failing field (dotted path) with its messages. */
+export function validationDetails(errors: ErrorObject[], context: string): ErrorDetails {
+  const details: ErrorDetails = {}
+  for (const error of errors) {
+    const [field, message] = describe(error)
+    const key = field || context
+    const messages = details[key] ?? []
+    if (!messages.includes(message)) messages.push(message)
+    details[key] = messages
+  }
+  return details
+}
+
+function describe(error: ErrorObject): [field: string, message: string] {
+  const path = error.instancePath.split('/').slice(1).join('.')
+  const child = (name: string) => (path ? `${path}.${name}` : name)
+  switch (error.keyword) {
+    case 'required':
+      return [child(error.params.missingProperty), 'is required']
+    case 'additionalProperties':
+      return [child(error.params.additionalProperty), 'is not allowed']
+    default:
+      return [path, error.message ?? 'is invalid']
+  }
+}

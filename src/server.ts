@@ -1,0 +1,36 @@
+import closeWithGrace from 'close-with-grace'
+import { buildApp } from './app.js'
+import { ConfigError, loadConfig } from './config.js'
+import { openDatabase } from './db/client.js'
+
+// The only file that reads process.env and opens sockets.
+let config: ReturnType<typeof loadConfig>
+try {
+  config = loadConfig(process.env)
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error
+  console.error(error.message)
+  process.exit(1)
+}
+
+const database = await openDatabase(config)
+await database.migrate()
+const app = await buildApp(
+  {
+    database,
+    logger: { level: config.logLevel },
+  },
+  config,
+)
+for (const warning of config.warnings) app.log.warn(warning)
+
+closeWithGrace({ delay: 10_000 }, async ({ err }) => {
+  if (err) app.log.error({ err }, 'shutting down after an error')
+  await app.close()
+  await database.close()
+})
+
+const address = await app.listen({ port: config.port, host: config.host })
+app.log.info(
+  `REST API at ${address} (docs: ${address}/docs), database: ${database.kind === 'pglite' ? `embedded PGlite in ${config.dataDir}` : 'Postgres'}`,
+)

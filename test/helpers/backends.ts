@@ -1,0 +1,58 @@
+import { randomBytes } from 'node:crypto'
+import postgres from 'postgres'
+import { type DatabaseHandle, openDatabase } from '../../src/db/client.js'
+
+export interface TestDatabase {
+  database: DatabaseHandle
+  /** The URL of the fresh Postgres database, for tests that connect on their own. */
+  url?: string
+  /** Closes the handle and throws the database away. */
+  drop(): Promise<void>
+}
+
+export interface Backend {
+  name: 'pglite' | 'postgres'
+  /** A fresh, migrated database that no other test file sees. */
+  open(): Promise<TestDatabase>
+}
+
+const postgresUrl = process.env.TEST_DATABASE_URL
+if (process.env.CI === 'true' && !postgresUrl) {
+  throw new Error('CI runs the Postgres suites: set TEST_DATABASE_URL')
+}
+
+const pglite: Backend = {
+  name: 'pglite',
+  async open() {
+    const database = await openDatabase({ dataDir: 'memory://' })
+    await database.migrate()
+    return { database, drop: () => database.close() }
+  },
+}
+
+function postgresBackend(adminUrl: string): Backend {
+  return {
+    name: 'postgres',
+    async open() {
+      const name = `test_${randomBytes(6).toString('hex')}`
+      const admin = postgres(adminUrl, { max: 1, onnotice: () => {} })
+      await admin.unsafe(`create database ${name}`)
+      const url = new URL(adminUrl)
+      url.pathname = `/${name}`
+      const database = await openDatabase({ databaseUrl: url.href, dataDir: 'unused' })
+      await database.migrate()
+      return {
+        database,
+        url: url.href,
+        async drop() {
+          await database.close()
+          await admin.unsafe(`drop database if exists ${name} with (force)`)
+          await admin.end()
+        },
+      }
+    },
+  }
+}
+
+/** Every suite runs on PGlite, and on real Postgres when TEST_DATABASE_URL is set. */
+export const backends: Backend[] = postgresUrl ? [pglite, postgresBackend(postgresUrl)] : [pglite]

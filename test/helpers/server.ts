@@ -1,0 +1,70 @@
+import type { AddressInfo } from 'node:net'
+import { type AppDependencies, buildApp } from '../../src/app.js'
+import { loadConfig } from '../../src/config.js'
+import { type Api, createApi } from './api.js'
+import type { Backend, TestDatabase } from './backends.js'
+
+export const ADMIN = { email: 'admin@example.com', password: 'admin-password-1' }
+
+export const testEnvironment = {
+  NODE_ENV: 'test',
+  LOG_LEVEL: 'silent',
+  JWT_SECRET: 'a-test-secret-that-is-long-enough-for-hs256',
+  ADMIN_EMAIL: ADMIN.email,
+  ADMIN_PASSWORD: ADMIN.password,
+}
+
+export interface TestServer {
+  baseUrl: string
+  api: Api
+  app: Awaited<ReturnType<typeof buildApp>>
+  testDatabase: TestDatabase
+  close(): Promise<void>
+}
+
+/** A real server on a real port over a fresh database of the given backend. */
+export async function startServer(
+  backend: Backend,
+  environment: Record<string, string> = {},
+  dependencies: Partial<AppDependencies> = {},
+): Promise<TestServer> {
+  const testDatabase = await backend.open()
+  const config = loadConfig({ ...testEnvironment, ...environment })
+  const app = await buildApp(
+    { database: testDatabase.database, logger: false, ...dependencies },
+    config,
+  )
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = app.server.address() as AddressInfo
+  const baseUrl = `http://127.0.0.1:${port}`
+  return {
+    baseUrl,
+    api: createApi(baseUrl),
+    app,
+    testDatabase,
+    async close() {
+      await app.close()
+      await testDatabase.drop()
+    },
+  }
+}
+
+export async function login(api: Api, credentials: { email: string; password: string }) {
+  const response = await api.post('/auth/login', { json: credentials })
+  if (response.status !== 200) throw new Error(`login failed: ${response.text}`)
+  return response.body.data as { accessToken: string; refreshToken: string }
+}
+
+let userCount = 0
+
+/** Signs up a fresh `user` and logs in. */
+export async function newUser(api: Api) {
+  userCount += 1
+  const credentials = {
+    email: `user${userCount}-${Date.now()}@example.com`,
+    password: 'user-password-1',
+  }
+  const created = await api.post('/users', { json: { name: `User ${userCount}`, ...credentials } })
+  if (created.status !== 201) throw new Error(`sign-up failed: ${created.text}`)
+  return { user: created.body.data, ...credentials, ...(await login(api, credentials)) }
+}
