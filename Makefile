@@ -33,7 +33,7 @@ typecheck: $(STAMP)
 	npx tsc --noEmit
 
 lint: $(STAMP)
-	npx biome check .
+	npx biome check --error-on-warnings .
 
 drift: generate
 	@git diff --exit-code --stat -- generated || { echo "generated/ is stale: run 'make generate' and commit it"; exit 1; }

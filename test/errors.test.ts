@@ -1,0 +1,86 @@
+import { randomUUID } from 'node:crypto'
+import { sql } from 'drizzle-orm'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { backends } from './helpers/backends.js'
+import { ADMIN, login, startServer, type TestServer } from './helpers/server.js'
+
+const signUp = { name: 'Ann', email: 'ann@example.com', password: 'password-1' }
+
+describe.each(backends)('errors on $name', (backend) => {
+  let server: TestServer
+  let token: string
+  const logLines: string[] = []
+
+  beforeAll(async () => {
+    server = await startServer(
+      backend,
+      {},
+      { logger: { level: 'info', stream: { write: (line: string) => logLines.push(line) } } },
+    )
+    token = (await login(server.api, ADMIN)).accessToken
+  })
+  afterAll(() => server?.close())
+
+  const jsonHeaders = { 'content-type': 'application/json' }
+
+  it('answers malformed JSON with 400 BAD_REQUEST and stores nothing', async () => {
+    const response = await server.api.post('/users', {
+      raw: '{"name": "Ann",',
+      headers: jsonHeaders,
+    })
+    expect(response.status).toBe(400)
+    expect(response.body.error).toEqual({ code: 'BAD_REQUEST', message: expect.any(String) })
+    expect((await server.api.post('/users', { json: signUp })).status).toBe(201)
+  })
+
+  it('answers an empty JSON body with 400 BAD_REQUEST', async () => {
+    const response = await server.api.post('/products', { raw: '', headers: jsonHeaders, token })
+    expect(response.status).toBe(400)
+    expect(response.body.error.code).toBe('BAD_REQUEST')
+  })
+
+  it('answers a body that is not JSON with 415', async () => {
+    const response = await server.api.post('/products', {
+      raw: 'name=Lamp',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      token,
+    })
+    expect(response.status).toBe(415)
+    expect(response.body.error.code).toBe('UNSUPPORTED_MEDIA_TYPE')
+  })
+
+  it('answers a body over the limit with 413', async () => {
+    const response = await server.api.post('/users', {
+      json: { ...signUp, name: 'x'.repeat(2 * 1024 * 1024) },
+    })
+    expect(response.status).toBe(413)
+    expect(response.body.error.code).toBe('PAYLOAD_TOO_LARGE')
+  })
+
+  it('answers an unknown route with 404 in the envelope', async () => {
+    const response = await server.api.get('/nowhere')
+    expect(response.status).toBe(404)
+    expect(response.body.error.code).toBe('NOT_FOUND')
+  })
+
+  it('honours a UUID x-request-id and replaces anything else', async () => {
+    const id = randomUUID()
+    const honoured = await server.api.get('/health', { headers: { 'x-request-id': id } })
+    expect(honoured.headers.get('x-request-id')).toBe(id)
+    const replaced = await server.api.get('/health', { headers: { 'x-request-id': 'not-a-uuid' } })
+    expect(replaced.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/)
+  })
+
+  // Last: it breaks the database under the server.
+  it('answers an unexpected failure with 500 INTERNAL, hides it, and logs it', async () => {
+    await server.testDatabase.database.db.execute(sql`drop table products cascade`)
+    const requestId = randomUUID()
+    const response = await server.api.get('/products', { headers: { 'x-request-id': requestId } })
+    expect(response.status).toBe(500)
+    expect(response.body).toEqual({ error: { code: 'INTERNAL', message: 'Internal server error' } })
+    expect(response.text).not.toMatch(/products|relation|select/i)
+    const logged = logLines.map((line) => JSON.parse(line)).find((entry) => entry.level === 50)
+    expect(logged).toMatchObject({ reqId: requestId, msg: 'request failed' })
+    expect(JSON.stringify(logged.err)).toMatch(/products/)
+  })
+})

@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { backends } from './helpers/backends.js'
+import { METHODS, specification } from './helpers/contract.js'
+import { newUser, startServer, type TestServer } from './helpers/server.js'
+
+// Walks openapi.yaml itself, so an operation added later is covered without a new test.
+const operations = Object.entries(specification.paths).flatMap(([template, path]) =>
+  METHODS.flatMap((method) => {
+    const operation = path[method]
+    if (!operation) return []
+    const roles = operation.security?.flatMap((requirement) => requirement.bearerAuth ?? []) ?? []
+    return [
+      {
+        name: `${method.toUpperCase()} ${template}`,
+        method: method.toUpperCase(),
+        path: template.replace(/\{[^}]+\}/g, '1'),
+        secured: (operation.security ?? []).length > 0,
+        adminOnly: roles.length > 0 && !roles.includes('user'),
+        hasBody: method !== 'get' && method !== 'delete',
+      },
+    ]
+  }),
+)
+const secured = operations.filter((each) => each.secured)
+const adminOnly = operations.filter((each) => each.adminOnly)
+const open = operations.filter((each) => !each.secured)
+
+describe.each(backends)('security on $name', (backend) => {
+  let server: TestServer
+  let userToken: string
+  const send = (operation: (typeof operations)[number], token?: string) =>
+    server.api.request(operation.method, operation.path, {
+      ...(operation.hasBody && { json: {} }),
+      ...(token && { token }),
+    })
+
+  beforeAll(async () => {
+    server = await startServer(backend)
+    userToken = (await newUser(server.api)).accessToken
+  })
+  afterAll(() => server?.close())
+
+  it('finds secured, admin-only and open operations in the spec', () => {
+    expect(secured.map((each) => each.name)).toContain('POST /products')
+    expect(adminOnly.map((each) => each.name)).toContain('DELETE /products/{id}')
+    expect(open.map((each) => each.name)).toContain('GET /products')
+  })
+
+  it.each(secured)('$name answers 401 without a token', async (operation) => {
+    const response = await send(operation)
+    expect(response.status).toBe(401)
+    expect(response.body.error.code).toBe('UNAUTHENTICATED')
+  })
+
+  it.each(secured)('$name answers 401 with a forged token', async (operation) => {
+    const response = await send(operation, 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.forged')
+    expect(response.status).toBe(401)
+  })
+
+  it.each(adminOnly)('$name answers 403 to a user', async (operation) => {
+    const response = await send(operation, userToken)
+    expect(response.status).toBe(403)
+    expect(response.body.error.code).toBe('FORBIDDEN')
+  })
+
+  it.each(open)('$name needs no token', async (operation) => {
+    expect((await send(operation)).status).not.toBe(401)
+  })
+})

@@ -1,0 +1,43 @@
+import Fastify from 'fastify'
+import { describe, expect, it } from 'vitest'
+import { openapiRoutesPlugin } from '../src/http/openapi-routes.js'
+import type { ServiceHandlers } from '../src/http/operations.js'
+import { createSecurityHandlers } from '../src/http/security.js'
+import { createAccessTokens } from '../src/platform/access-tokens.js'
+import { specification } from './helpers/contract.js'
+
+const accessTokens = createAccessTokens({ secret: 's'.repeat(32), ttlSeconds: 60 })
+const operationIds = Object.values(specification.paths).flatMap((path) =>
+  Object.values(path).map((operation) => operation.operationId),
+)
+const everyHandler = Object.fromEntries(
+  operationIds.map((id) => [id, async () => ({ data: null })]),
+) as unknown as ServiceHandlers
+
+async function start(handlers: Partial<ServiceHandlers>, securityHandlers: object) {
+  const app = Fastify({ logger: false })
+  await app.register(openapiRoutesPlugin, {
+    handlers: handlers as ServiceHandlers,
+    securityHandlers: securityHandlers as ReturnType<typeof createSecurityHandlers>,
+  })
+  await app.ready()
+  return app
+}
+
+describe('start-up', () => {
+  it('starts when every operation and security scheme has a handler', async () => {
+    const app = await start(everyHandler, createSecurityHandlers(accessTokens))
+    await app.close()
+  })
+
+  it('refuses to start when an operation has no handler', async () => {
+    const { createProduct, ...incomplete } = everyHandler
+    await expect(start(incomplete, createSecurityHandlers(accessTokens))).rejects.toThrow(
+      'openapi.yaml operation "createProduct" has no handler',
+    )
+  })
+
+  it('refuses to start when a security scheme has no handler', async () => {
+    await expect(start(everyHandler, {})).rejects.toThrow('bearerAuth')
+  })
+})
