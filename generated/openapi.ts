@@ -252,7 +252,11 @@ export interface components {
             data: components["schemas"]["User"];
         };
         LoginRequest: {
-            email: components["schemas"]["Email"];
+            /**
+             * @description Matched regardless of case. Not checked as an address: the generated
+             *     `admin@localhost` must be able to log in, and a wrong one simply fails (401).
+             */
+            email: string;
             password: components["schemas"]["Password"];
         };
         RefreshRequest: {

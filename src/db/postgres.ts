@@ -1,7 +1,7 @@
 import { drizzle } from 'drizzle-orm/postgres-js'
 import { migrate } from 'drizzle-orm/postgres-js/migrator'
 import postgres from 'postgres'
-import { type Database, type DatabaseHandle, migrationsFolder } from './client.js'
+import { type Database, type DatabaseHandle, migrationsFolder, PLANNER_SETTINGS } from './client.js'
 import * as schema from './schema.js'
 
 // Any constant shared by every instance: they take turns migrating.
@@ -11,10 +11,7 @@ export async function openPostgres(url: string): Promise<DatabaseHandle> {
   const client = postgres(url, {
     max: 10,
     onnotice: () => {},
-    // postgres.js prepares every statement; after five runs Postgres may switch a
-    // prepared list query to a generic plan that cannot use the trigram or price
-    // indexes for the given values (measured five times slower). Plan per value.
-    connection: { plan_cache_mode: 'force_custom_plan' },
+    connection: PLANNER_SETTINGS,
   })
   const db = drizzle({ client, schema })
   return {

@@ -22,35 +22,17 @@ const live = isNull(products.deletedAt)
 export function createProductsRepository(db: Database) {
   return {
     /** One page and the filtered total, in one round trip. */
-    async listPage(filters: ProductFilters, { page, limit }: PageRequest, executor: Executor = db) {
-      const where = and(live, ...filterConditions(filters))
-      const total = executor.$with('total').as(
-        executor
-          .select({ count: count().as('count') })
-          .from(products)
-          .where(where),
-      )
-      const pageRows = executor
-        .select()
-        .from(products)
-        .where(where)
-        .orderBy(desc(products.createdAt), desc(products.id))
-        .limit(limit)
-        .offset((page - 1) * limit)
-        .as('page_rows')
-      // The total's single row joins the page, so a page past the last still brings it;
-      // the outer order keeps the page's (a join may not).
-      const rows = await executor
-        .with(total)
-        .select()
-        .from(pageRows)
-        .rightJoin(total, sql`true`)
-        .orderBy(desc(pageRows.createdAt), desc(pageRows.id))
+    async listPage(filters: ProductFilters, request: PageRequest, executor: Executor = db) {
+      const rows = await listPageQuery(filters, request, executor)
       return {
         total: rows[0]?.total.count ?? 0,
         items: rows.flatMap((row) => (row.page_rows ? [row.page_rows] : [])),
       }
     },
+
+    /** The statement behind listPage, for EXPLAIN. */
+    listPageQuery: (filters: ProductFilters, request: PageRequest) =>
+      listPageQuery(filters, request, db),
 
     async findById(id: number, executor: Executor = db): Promise<ProductRow | undefined> {
       const [row] = await executor.select().from(products).where(eq(products.id, id))
@@ -86,6 +68,32 @@ export function createProductsRepository(db: Database) {
 }
 
 export type ProductsRepository = ReturnType<typeof createProductsRepository>
+
+function listPageQuery(filters: ProductFilters, { page, limit }: PageRequest, executor: Executor) {
+  const where = and(live, ...filterConditions(filters))
+  const total = executor.$with('total').as(
+    executor
+      .select({ count: count().as('count') })
+      .from(products)
+      .where(where),
+  )
+  const pageRows = executor
+    .select()
+    .from(products)
+    .where(where)
+    .orderBy(desc(products.createdAt), desc(products.id))
+    .limit(limit)
+    .offset((page - 1) * limit)
+    .as('page_rows')
+  // The total's single row joins the page, so a page past the last still brings it;
+  // the outer order keeps the page's (a join may not).
+  return executor
+    .with(total)
+    .select()
+    .from(pageRows)
+    .rightJoin(total, sql`true`)
+    .orderBy(desc(pageRows.createdAt), desc(pageRows.id))
+}
 
 function filterConditions({ category, minPrice, maxPrice, search }: ProductFilters): SQL[] {
   const conditions: SQL[] = []

@@ -1,0 +1,19 @@
+import { sql } from 'drizzle-orm'
+import type { Database } from '../src/db/client.js'
+
+/**
+ * `count` products spread over 50 categories, prices 1.00 to 1000.99 and names built
+ * from five materials plus a hash, each created one second apart.
+ */
+export async function seedProducts(db: Database, count: number): Promise<void> {
+  await db.execute(sql`
+    insert into products (name, price, category, stock, created_at)
+    select
+      'Product ' || (array['oak', 'pine', 'steel', 'glass', 'linen'])[1 + i % 5] || ' ' || md5(i::text),
+      round((1 + (i * 7919 % 100000) / 100.0)::numeric, 2),
+      'category-' || (i % 50),
+      i % 100,
+      timestamptz '2026-01-01' + make_interval(secs => i)
+    from generate_series(1, ${count}::int) as i`)
+  await db.execute(sql`vacuum analyze products`)
+}
