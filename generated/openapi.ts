@@ -301,6 +301,14 @@ export interface components {
         };
     };
     responses: {
+        /** @description The client's copy, named by `If-None-Match`, is current. */
+        NotModified: {
+            headers: {
+                ETag: components["headers"]["ETag"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
         /**
          * @description Malformed request (`BAD_REQUEST`), or a parameter or body field that breaks
          *     its rules (`VALIDATION_ERROR`, with `details`).
@@ -405,6 +413,8 @@ export interface components {
         };
     };
     parameters: {
+        /** @description ETags the client holds; when one is current the answer is 304 with no body. */
+        IfNoneMatch: string;
         /** @description Product id. */
         ProductId: number;
         /** @description Page number, from 1. */
@@ -424,6 +434,8 @@ export interface components {
     headers: {
         /** @description Path of the created resource. */
         Location: string;
+        /** @description Strong validator of the body; send it back in `If-None-Match`. */
+        ETag: string;
     };
     pathItems: never;
 }
@@ -445,7 +457,10 @@ export interface operations {
                 /** @description Case-insensitive substring of the name. */
                 search?: components["parameters"]["Search"];
             };
-            header?: never;
+            header?: {
+                /** @description ETags the client holds; when one is current the answer is 304 with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -454,12 +469,14 @@ export interface operations {
             /** @description A page of products. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ProductListEnvelope"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             422: components["responses"]["Unprocessable"];
             500: components["responses"]["Internal"];
@@ -499,7 +516,10 @@ export interface operations {
     getProduct: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description ETags the client holds; when one is current the answer is 304 with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /** @description Product id. */
                 id: components["parameters"]["ProductId"];
@@ -511,12 +531,14 @@ export interface operations {
             /** @description The product. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ProductEnvelope"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             410: components["responses"]["Gone"];
@@ -703,7 +725,10 @@ export interface operations {
     getHealth: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description ETags the client holds; when one is current the answer is 304 with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -712,18 +737,23 @@ export interface operations {
             /** @description The process is alive. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["HealthEnvelope"];
                 };
             };
+            304: components["responses"]["NotModified"];
         };
     };
     getReadiness: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description ETags the client holds; when one is current the answer is 304 with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -732,12 +762,14 @@ export interface operations {
             /** @description Every dependency answers. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["HealthEnvelope"];
                 };
             };
+            304: components["responses"]["NotModified"];
             503: components["responses"]["Unavailable"];
         };
     };

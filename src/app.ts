@@ -19,6 +19,8 @@ import type { ServiceHandlers } from './http/operations.js'
 import { createSecurityHandlers } from './http/security.js'
 import { createAccessTokens } from './platform/access-tokens.js'
 import { errorHandler } from './platform/error-handler.js'
+import { etag } from './platform/etag.js'
+import { methodNotAllowed } from './platform/method-not-allowed.js'
 import { requestIdFrom, requestIdHeader } from './platform/request-id.js'
 import { createValidatorCompiler } from './platform/validation.js'
 
@@ -65,7 +67,9 @@ export async function buildApp(deps: AppDependencies, config: Config) {
   }
 
   await app.register(requestIdHeader)
+  await app.register(methodNotAllowed)
   await app.register(errorHandler)
+  await app.register(etag)
   await app.register(swagger, {
     mode: 'static',
     specification: { path: specificationPath, baseDir: dirname(specificationPath) },

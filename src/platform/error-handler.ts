@@ -67,9 +67,16 @@ async function errorHandlerPlugin(app: FastifyInstance) {
     if (appError.statusCode >= 500) request.log.error({ err: error }, 'request failed')
     return sendError(reply, appError)
   })
-  app.setNotFoundHandler((request: FastifyRequest, reply) =>
-    sendError(reply, notFound(`No route ${request.method} ${request.url.split('?')[0]}`)),
-  )
+  app.setNotFoundHandler((request: FastifyRequest, reply) => {
+    const pathname = request.url.split('?')[0] ?? '/'
+    const allowed = app.allowedMethods(pathname)
+    if (allowed.length === 0) return sendError(reply, notFound(`No route ${pathname}`))
+    reply.header('allow', allowed.join(', '))
+    return sendError(
+      reply,
+      new AppError('METHOD_NOT_ALLOWED', 405, `${request.method} is not allowed on ${pathname}`),
+    )
+  })
 }
 
 function sendError(reply: FastifyReply, error: AppError) {
@@ -79,4 +86,7 @@ function sendError(reply: FastifyReply, error: AppError) {
     .send({ error: details ? { code, message, details } : { code, message } })
 }
 
-export const errorHandler = fp(errorHandlerPlugin, { name: 'error-handler' })
+export const errorHandler = fp(errorHandlerPlugin, {
+  name: 'error-handler',
+  dependencies: ['method-not-allowed'],
+})

@@ -1,0 +1,78 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { backends } from './helpers/backends.js'
+import { ADMIN, login, startServer, type TestServer } from './helpers/server.js'
+
+const lamp = { name: 'Desk lamp', price: 19.99, category: 'lighting' }
+
+describe.each(backends)('REST conventions on $name', (backend) => {
+  let server: TestServer
+  let token: string
+  let productPath: string
+
+  beforeAll(async () => {
+    server = await startServer(backend)
+    token = (await login(server.api, ADMIN)).accessToken
+    const created = await server.api.post('/products', { json: lamp, token })
+    productPath = `/products/${created.body.data.id}`
+  })
+  afterAll(() => server?.close())
+
+  describe('ETag', () => {
+    it('tags a GET with a strong ETag that stays the same while the product does', async () => {
+      const first = await server.api.get(productPath)
+      const tag = first.headers.get('etag')
+      expect(tag).toMatch(/^"[\w-]+"$/)
+      expect((await server.api.get(productPath)).headers.get('etag')).toBe(tag)
+    })
+
+    it('answers 304 with no body to a current If-None-Match, also weak or in a list', async () => {
+      const tag = (await server.api.get(productPath)).headers.get('etag') as string
+      for (const header of [tag, `W/${tag}`, `"other", ${tag}`, '*']) {
+        const response = await server.api.get(productPath, { headers: { 'if-none-match': header } })
+        expect(response.status).toBe(304)
+        expect(response.text).toBe('')
+        expect(response.headers.get('etag')).toBe(tag)
+      }
+    })
+
+    it('answers 200 with the body once the product changed', async () => {
+      const tag = (await server.api.get(productPath)).headers.get('etag') as string
+      await server.api.patch(productPath, { json: { stock: 3 }, token })
+      const response = await server.api.get(productPath, { headers: { 'if-none-match': tag } })
+      expect(response.status).toBe(200)
+      expect(response.body.data.stock).toBe(3)
+      expect(response.headers.get('etag')).not.toBe(tag)
+    })
+
+    it('tags lists too, and a new product changes the tag', async () => {
+      const before = (await server.api.get('/products')).headers.get('etag') as string
+      const cached = await server.api.get('/products', { headers: { 'if-none-match': before } })
+      expect(cached.status).toBe(304)
+      await server.api.post('/products', { json: lamp, token })
+      const after = await server.api.get('/products', { headers: { 'if-none-match': before } })
+      expect(after.status).toBe(200)
+    })
+
+    it('tags neither writes nor errors', async () => {
+      const created = await server.api.post('/products', { json: lamp, token })
+      expect(created.headers.get('etag')).toBeNull()
+      expect((await server.api.get('/products/2147483647')).headers.get('etag')).toBeNull()
+    })
+  })
+
+  describe('405', () => {
+    it.each([
+      ['PUT', '/products/1', 'DELETE, GET, HEAD, PATCH'],
+      ['DELETE', '/products', 'GET, HEAD, POST'],
+      ['GET', '/auth/login', 'POST'],
+    ])(
+      'answers %s %s with 405 and Allow: %s, before any authentication',
+      async (method, path, allow) => {
+        const response = await server.api.request(method, path)
+        expect(response.status).toBe(405)
+        expect(response.body.error.code).toBe('METHOD_NOT_ALLOWED')
+        expect(response.headers.get('allow')).toBe(allow)
+      },
+    )
+  })
+})
