@@ -20,7 +20,9 @@ import { createSecurityHandlers } from './http/security.js'
 import { createAccessTokens } from './platform/access-tokens.js'
 import { errorHandler } from './platform/error-handler.js'
 import { etag } from './platform/etag.js'
+import { maintenance } from './platform/maintenance.js'
 import { methodNotAllowed } from './platform/method-not-allowed.js'
+import { rateLimits } from './platform/rate-limit.js'
 import { requestIdFrom, requestIdHeader } from './platform/request-id.js'
 import { createValidatorCompiler } from './platform/validation.js'
 
@@ -70,6 +72,8 @@ export async function buildApp(deps: AppDependencies, config: Config) {
   await app.register(methodNotAllowed)
   await app.register(errorHandler)
   await app.register(etag)
+  if (config.maintenanceMode) await app.register(maintenance)
+  if (config.rateLimit) await app.register(rateLimits, { ...config.rateLimit, accessTokens })
   await app.register(swagger, {
     mode: 'static',
     specification: { path: specificationPath, baseDir: dirname(specificationPath) },

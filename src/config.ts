@@ -21,6 +21,9 @@ const environmentSchema = {
     ADMIN_EMAIL: { type: 'string', pattern: '^[^@\\s]+@[^@\\s]+$' },
     ADMIN_PASSWORD: { type: 'string', minLength: 8, maxLength: 128 },
     LOG_LEVEL: { type: 'string', enum: LOG_LEVELS, default: 'info' },
+    RATE_LIMIT_MAX: { type: 'integer', minimum: 0, default: 600 },
+    RATE_LIMIT_WINDOW: { type: 'integer', minimum: 1, default: 60_000 },
+    MAINTENANCE_MODE: { type: 'boolean', default: false },
   },
 } as const
 
@@ -36,6 +39,9 @@ interface Environment {
   ADMIN_EMAIL?: string
   ADMIN_PASSWORD?: string
   LOG_LEVEL: (typeof LOG_LEVELS)[number]
+  RATE_LIMIT_MAX: number
+  RATE_LIMIT_WINDOW: number
+  MAINTENANCE_MODE: boolean
 }
 
 export interface Config {
@@ -46,6 +52,10 @@ export interface Config {
   logLevel: Environment['LOG_LEVEL']
   /** Serves GraphiQL and detailed start-up hints. */
   development: boolean
+  /** Requests per window and caller; undefined when RATE_LIMIT_MAX is 0. */
+  rateLimit: { max: number; windowMs: number } | undefined
+  /** Answer 503 to everything but the probes. */
+  maintenanceMode: boolean
   auth: {
     jwtSecret: string
     accessTokenTtlSeconds: number
@@ -83,6 +93,11 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     databaseUrl: values.DATABASE_URL,
     logLevel: values.LOG_LEVEL,
     development: values.NODE_ENV === 'development',
+    rateLimit:
+      values.RATE_LIMIT_MAX > 0
+        ? { max: values.RATE_LIMIT_MAX, windowMs: values.RATE_LIMIT_WINDOW }
+        : undefined,
+    maintenanceMode: values.MAINTENANCE_MODE,
     auth: {
       jwtSecret: values.JWT_SECRET ?? randomBytes(48).toString('base64url'),
       accessTokenTtlSeconds: values.ACCESS_TOKEN_TTL,

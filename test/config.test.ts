@@ -9,6 +9,8 @@ describe('configuration', () => {
       host: '127.0.0.1',
       dataDir: './data',
       databaseUrl: undefined,
+      rateLimit: { max: 600, windowMs: 60_000 },
+      maintenanceMode: false,
       auth: { accessTokenTtlSeconds: 900, refreshTokenTtlSeconds: 2_592_000, admin: undefined },
     })
     expect(config.auth.jwtSecret.length).toBeGreaterThanOrEqual(32)
@@ -27,6 +29,9 @@ describe('configuration', () => {
       ADMIN_EMAIL: 'root@example.com',
       ADMIN_PASSWORD: 'long-enough',
       LOG_LEVEL: 'debug',
+      RATE_LIMIT_MAX: '50',
+      RATE_LIMIT_WINDOW: '1000',
+      MAINTENANCE_MODE: 'true',
     })
     expect(config).toMatchObject({
       port: 8080,
@@ -34,6 +39,8 @@ describe('configuration', () => {
       dataDir: '/var/lib/service',
       databaseUrl: 'postgres://db/service',
       logLevel: 'debug',
+      rateLimit: { max: 50, windowMs: 1000 },
+      maintenanceMode: true,
       auth: {
         jwtSecret: 's'.repeat(32),
         accessTokenTtlSeconds: 60,
@@ -44,8 +51,15 @@ describe('configuration', () => {
     })
   })
 
+  it('switches rate limiting off with RATE_LIMIT_MAX=0', () => {
+    expect(loadConfig({ RATE_LIMIT_MAX: '0' }).rateLimit).toBeUndefined()
+  })
+
   it.each([
     [{ PORT: 'eighty' }, 'PORT'],
+    [{ RATE_LIMIT_MAX: '-1' }, 'RATE_LIMIT_MAX'],
+    [{ RATE_LIMIT_WINDOW: '0' }, 'RATE_LIMIT_WINDOW'],
+    [{ MAINTENANCE_MODE: 'maybe' }, 'MAINTENANCE_MODE'],
     [{ PORT: '70000' }, 'PORT'],
     [{ DATABASE_URL: 'mysql://db' }, 'DATABASE_URL'],
     [{ JWT_SECRET: 'short' }, 'JWT_SECRET'],

@@ -17,7 +17,7 @@ async function openapiRoutes(app: FastifyInstance, options: OpenapiRoutesOptions
   // without a token must hear 401, not what is wrong with its body, so check first.
   app.addHook('onRoute', (route) => {
     if (route.preHandler) {
-      route.onRequest = route.preHandler as never
+      route.onRequest = [route.onRequest ?? [], route.preHandler].flat() as never
       route.preHandler = undefined
     }
   })

@@ -1,0 +1,39 @@
+import rateLimit from '@fastify/rate-limit'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import type { AccessTokens } from './access-tokens.js'
+import { AppError } from './errors.js'
+import { isProbe } from './probes.js'
+
+export interface RateLimitOptions {
+  max: number
+  windowMs: number
+  accessTokens: AccessTokens
+}
+
+/** Per user when the bearer token is valid, per IP otherwise; RateLimit-* headers. */
+async function rateLimitPlugin(app: FastifyInstance, options: RateLimitOptions) {
+  const callerOf = (request: FastifyRequest) => {
+    const [scheme, token] = request.headers.authorization?.split(' ') ?? []
+    if (scheme?.toLowerCase() === 'bearer' && token) {
+      try {
+        return `user:${options.accessTokens.verify(token).userId}`
+      } catch {
+        // An invalid token is counted against the address that sent it.
+      }
+    }
+    return `ip:${request.ip}`
+  }
+
+  await app.register(rateLimit, {
+    max: options.max,
+    timeWindow: options.windowMs,
+    keyGenerator: callerOf,
+    allowList: (request) => isProbe(request.url),
+    enableDraftSpec: true,
+    errorResponseBuilder: (_request, context) =>
+      new AppError('RATE_LIMITED', 429, `Too many requests: retry in ${context.after}`),
+  })
+}
+
+export const rateLimits = fp(rateLimitPlugin, { name: 'rate-limits' })
