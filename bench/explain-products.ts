@@ -17,7 +17,7 @@ const cases = {
   'unfiltered list, page 1': products.listPageQuery({}, { page: 1, limit: 10 }),
   'unfiltered list, page 50': products.listPageQuery({}, { page: 50, limit: 10 }),
   'filtered list (category, price range, search)': products.listPageQuery(
-    { category: 'category-7', minPrice: 100, maxPrice: 500, search: 'oak' },
+    { category: 'category-10', minPrice: 100, maxPrice: 500, search: 'oak' },
     { page: 1, limit: 10 },
   ),
   'search alone': products.listPageQuery({ search: 'e4da3b' }, { page: 1, limit: 10 }),
