@@ -10,16 +10,21 @@ import { createRefreshTokensRepository } from './domains/auth/refresh-tokens-rep
 import { createProductHandlers } from './domains/catalog/products-handlers.js'
 import { createProductsRepository } from './domains/catalog/products-repository.js'
 import { createProductsService } from './domains/catalog/products-service.js'
+import { createChatResolvers } from './domains/chat/chat-resolvers.js'
+import { createMessagesRepository } from './domains/chat/messages-repository.js'
+import { createMessagesService } from './domains/chat/messages-service.js'
 import { createHealthHandlers } from './domains/health/health-handlers.js'
 import { createUserHandlers } from './domains/users/users-handlers.js'
 import { createUsersRepository } from './domains/users/users-repository.js'
 import { createUsersService } from './domains/users/users-service.js'
+import { graphqlPlugin } from './graphql/plugin.js'
 import { openapiRoutesPlugin, specificationPath } from './http/openapi-routes.js'
 import type { ServiceHandlers } from './http/operations.js'
 import { createSecurityHandlers } from './http/security.js'
 import { createAccessTokens } from './platform/access-tokens.js'
 import { errorHandler } from './platform/error-handler.js'
 import { etag } from './platform/etag.js'
+import type { EventBus } from './platform/events.js'
 import { maintenance } from './platform/maintenance.js'
 import { methodNotAllowed } from './platform/method-not-allowed.js'
 import { rateLimits } from './platform/rate-limit.js'
@@ -28,6 +33,7 @@ import { createValidatorCompiler } from './platform/validation.js'
 
 export interface AppDependencies {
   database: DatabaseHandle
+  events: EventBus
   /** Fastify's logger settings; the server picks them, tests silence or capture them. */
   logger?: FastifyServerOptions['logger']
   loggerInstance?: FastifyServerOptions['loggerInstance']
@@ -54,7 +60,10 @@ export async function buildApp(deps: AppDependencies, config: Config) {
   await users.ensureAdmin(config.auth.admin, app.log)
 
   const handlers: ServiceHandlers = {
-    ...createHealthHandlers([{ name: 'database', ping: deps.database.ping }]),
+    ...createHealthHandlers([
+      { name: 'database', ping: deps.database.ping },
+      { name: 'pub/sub', ping: deps.events.ping },
+    ]),
     ...createProductHandlers(createProductsService({ products: createProductsRepository(db) })),
     ...createUserHandlers(users),
     ...createAuthHandlers(
@@ -79,6 +88,16 @@ export async function buildApp(deps: AppDependencies, config: Config) {
     specification: { path: specificationPath, baseDir: dirname(specificationPath) },
   })
   await app.register(swaggerUi, { routePrefix: '/docs' })
+  const messages = createMessagesService({
+    messages: createMessagesRepository(db),
+    events: deps.events,
+  })
+  await app.register(graphqlPlugin, {
+    resolvers: createChatResolvers(messages, deps.events),
+    events: deps.events,
+    accessTokens,
+    graphiql: config.development,
+  })
   await app.register(openapiRoutesPlugin, {
     handlers,
     securityHandlers: createSecurityHandlers(accessTokens),

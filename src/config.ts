@@ -15,6 +15,7 @@ const environmentSchema = {
     HOST: { type: 'string', minLength: 1, default: '127.0.0.1' },
     DATA_DIR: { type: 'string', minLength: 1, default: './data' },
     DATABASE_URL: { type: 'string', pattern: '^postgres(ql)?://' },
+    REDIS_URL: { type: 'string', pattern: '^rediss?://' },
     JWT_SECRET: { type: 'string', minLength: 32 },
     ACCESS_TOKEN_TTL: { type: 'integer', minimum: 1, default: 900 },
     REFRESH_TOKEN_TTL: { type: 'integer', minimum: 1, default: 30 * 24 * 3600 },
@@ -33,6 +34,7 @@ interface Environment {
   HOST: string
   DATA_DIR: string
   DATABASE_URL?: string
+  REDIS_URL?: string
   JWT_SECRET?: string
   ACCESS_TOKEN_TTL: number
   REFRESH_TOKEN_TTL: number
@@ -49,6 +51,8 @@ export interface Config {
   host: string
   dataDir: string
   databaseUrl: string | undefined
+  /** Shared pub/sub for many instances; without it events stay in this process. */
+  redisUrl: string | undefined
   logLevel: Environment['LOG_LEVEL']
   /** Serves GraphiQL and detailed start-up hints. */
   development: boolean
@@ -91,6 +95,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     host: values.HOST,
     dataDir: values.DATA_DIR,
     databaseUrl: values.DATABASE_URL,
+    redisUrl: values.REDIS_URL,
     logLevel: values.LOG_LEVEL,
     development: values.NODE_ENV === 'development',
     rateLimit:

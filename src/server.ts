@@ -1,7 +1,9 @@
 import closeWithGrace from 'close-with-grace'
+import { pino } from 'pino'
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
 import { openDatabase } from './db/client.js'
+import { createEventBus } from './platform/events.js'
 
 // The only file that reads process.env and opens sockets.
 let config: ReturnType<typeof loadConfig>
@@ -15,22 +17,24 @@ try {
 
 const database = await openDatabase(config)
 await database.migrate()
-const app = await buildApp(
-  {
-    database,
-    logger: { level: config.logLevel },
-  },
-  config,
-)
+const logger = pino({ level: config.logLevel })
+const events = createEventBus({ redisUrl: config.redisUrl, log: logger })
+const app = await buildApp({ database, events, loggerInstance: logger }, config)
 for (const warning of config.warnings) app.log.warn(warning)
 
 closeWithGrace({ delay: 10_000 }, async ({ err }) => {
   if (err) app.log.error({ err }, 'shutting down after an error')
   await app.close()
+  await events.close()
   await database.close()
 })
 
 const address = await app.listen({ port: config.port, host: config.host })
 app.log.info(
-  `REST API at ${address} (docs: ${address}/docs), database: ${database.kind === 'pglite' ? `embedded PGlite in ${config.dataDir}` : 'Postgres'}`,
+  [
+    `REST API at ${address} (docs: ${address}/docs)`,
+    `GraphQL at ${address}/graphql${config.development ? ` (GraphiQL: ${address}/graphiql)` : ''}`,
+    `database: ${database.kind === 'pglite' ? `embedded PGlite in ${config.dataDir}` : 'Postgres'}`,
+    `pub/sub: ${events.kind === 'redis' ? 'Redis' : 'in-process'}`,
+  ].join(', '),
 )

@@ -83,6 +83,20 @@ export const refreshTokens = pgTable(
   ],
 )
 
+export const messages = pgTable(
+  'messages',
+  {
+    id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+    chatId: text('chat_id').notNull(),
+    text: text('text').notNull(),
+    author: text('author').notNull(),
+    createdAt: instant('created_at').notNull().defaultNow(),
+  },
+  // A chat's newest messages, and paging back from one of them; every chat's use the key.
+  (table) => [index('messages_chat_id_idx').on(table.chatId, table.id)],
+)
+
 export type ProductRow = typeof products.$inferSelect
 export type UserRow = typeof users.$inferSelect
 export type RefreshTokenRow = typeof refreshTokens.$inferSelect
+export type MessageRow = typeof messages.$inferSelect

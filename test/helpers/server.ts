@@ -1,6 +1,8 @@
 import type { AddressInfo } from 'node:net'
+import { pino } from 'pino'
 import { type AppDependencies, buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
+import { createEventBus, type EventBus } from '../../src/platform/events.js'
 import { type Api, createApi } from './api.js'
 import type { Backend, TestDatabase } from './backends.js'
 
@@ -21,21 +23,30 @@ export interface TestServer {
   api: Api
   app: Awaited<ReturnType<typeof buildApp>>
   testDatabase: TestDatabase
+  events: EventBus
   close(): Promise<void>
 }
 
-/** A real server on a real port over a fresh database of the given backend. */
+export interface StartOptions {
+  logger?: AppDependencies['logger']
+  /** Another server's database, for several instances over one database; not dropped here. */
+  testDatabase?: TestDatabase
+}
+
+/**
+ * A real server on a real port over a fresh database of the given backend; pub/sub is
+ * in-process unless the environment names a REDIS_URL.
+ */
 export async function startServer(
   backend: Backend,
   environment: Record<string, string> = {},
-  dependencies: Partial<AppDependencies> = {},
+  options: StartOptions = {},
 ): Promise<TestServer> {
-  const testDatabase = await backend.open()
+  const testDatabase = options.testDatabase ?? (await backend.open())
   const config = loadConfig({ ...testEnvironment, ...environment })
-  const app = await buildApp(
-    { database: testDatabase.database, logger: false, ...dependencies },
-    config,
-  )
+  const logger = options.logger ?? false
+  const events = createEventBus({ redisUrl: config.redisUrl, log: pino({ level: 'silent' }) })
+  const app = await buildApp({ database: testDatabase.database, events, logger }, config)
   await app.listen({ port: 0, host: '127.0.0.1' })
   const { port } = app.server.address() as AddressInfo
   const baseUrl = `http://127.0.0.1:${port}`
@@ -44,9 +55,11 @@ export async function startServer(
     api: createApi(baseUrl),
     app,
     testDatabase,
+    events,
     async close() {
       await app.close()
-      await testDatabase.drop()
+      await events.close()
+      if (!options.testDatabase) await testDatabase.drop()
     },
   }
 }

@@ -1,0 +1,86 @@
+import type { Message } from '../../../generated/graphql.js'
+import type { MessageRow } from '../../db/schema.js'
+import { type ErrorDetails, validationFailed } from '../../platform/errors.js'
+import type { EventBus } from '../../platform/events.js'
+import { MESSAGE_ADDED, type MessageAddedEvent } from './chat-topics.js'
+import type { MessagesRepository } from './messages-repository.js'
+
+export const LIMITS = {
+  text: { min: 1, max: 4000 },
+  author: { min: 1, max: 100 },
+  chatId: { min: 1, max: 100 },
+  page: { min: 1, max: 1000 },
+}
+
+export interface SendMessage {
+  text: string
+  author: string
+  chatId: string
+}
+
+export interface ListMessages {
+  chatId?: string | null | undefined
+  limit?: number | null | undefined
+  before?: string | null | undefined
+}
+
+interface Dependencies {
+  messages: MessagesRepository
+  events: Pick<EventBus, 'publish'>
+}
+
+export function createMessagesService({ messages, events }: Dependencies) {
+  return {
+    /** Stores the message, publishes it once stored, then answers it. */
+    async send(input: SendMessage): Promise<Message> {
+      const problems = {
+        ...lengthProblem('text', input.text, LIMITS.text),
+        ...lengthProblem('author', input.author, LIMITS.author),
+        ...lengthProblem('chatId', input.chatId, LIMITS.chatId),
+      }
+      if (Object.keys(problems).length > 0) throw validationFailed(problems)
+      const message = toMessage(await messages.insert(input))
+      await events.publish(MESSAGE_ADDED, { messageAdded: message } satisfies MessageAddedEvent)
+      return message
+    },
+
+    /** The newest `limit` messages, oldest first; `before` pages back. */
+    async list({ chatId, limit, before }: ListMessages): Promise<Message[]> {
+      const pageSize = limit ?? 100
+      const problems: ErrorDetails = {}
+      if (!Number.isInteger(pageSize) || pageSize < LIMITS.page.min || pageSize > LIMITS.page.max) {
+        problems.limit = [`must be from ${LIMITS.page.min} to ${LIMITS.page.max}`]
+      }
+      const beforeId = before == null ? undefined : Number(before)
+      if (
+        beforeId !== undefined &&
+        !(/^[1-9]\d{0,9}$/.test(String(before)) && beforeId <= 2 ** 31 - 1)
+      ) {
+        problems.before = ['must be the id of a message']
+      }
+      if (Object.keys(problems).length > 0) throw validationFailed(problems)
+      const rows = await messages.newest({ chatId: chatId ?? undefined, beforeId, limit: pageSize })
+      return rows.reverse().map(toMessage)
+    },
+  }
+}
+
+export type MessagesService = ReturnType<typeof createMessagesService>
+
+function lengthProblem(field: string, value: string, { min, max }: { min: number; max: number }) {
+  // Characters as people count them: an emoji is one, not two UTF-16 units.
+  const length = [...value].length
+  return length < min || length > max
+    ? { [field]: [`must be from ${min} to ${max} characters long`] }
+    : {}
+}
+
+function toMessage(row: MessageRow): Message {
+  return {
+    id: String(row.id),
+    chatId: row.chatId,
+    text: row.text,
+    author: row.author,
+    createdAt: row.createdAt.toISOString(),
+  }
+}

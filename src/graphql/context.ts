@@ -1,0 +1,22 @@
+import type {} from 'mercurius'
+import type { AccessTokens, Principal } from '../platform/access-tokens.js'
+import { unauthenticated } from '../platform/errors.js'
+
+/** What every resolver receives, over HTTP and over WebSocket alike. */
+export interface GraphQLContext {
+  /** The caller, when a valid token came with the request or the connection. */
+  principal: Principal | null
+  /** Ends the caller's WebSocket when it reads slower than events arrive; absent over HTTP. */
+  closeSlowConsumer?: () => void
+}
+
+declare module 'mercurius' {
+  interface MercuriusContext extends GraphQLContext {}
+}
+
+/** The principal of an optional token: none is anonymous, a bad one is refused. */
+export function principalOf(accessTokens: AccessTokens, token: unknown): Principal | null {
+  if (token === undefined || token === null || token === '') return null
+  if (typeof token !== 'string') throw unauthenticated('authToken must be a string')
+  return accessTokens.verify(token.replace(/^Bearer\s+/i, ''))
+}

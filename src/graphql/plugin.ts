@@ -1,0 +1,97 @@
+import { readFileSync } from 'node:fs'
+import websocket from '@fastify/websocket'
+import type { FastifyInstance, RouteOptions } from 'fastify'
+import mercurius, { type IResolvers } from 'mercurius'
+import type { WebSocket } from 'ws'
+import type { Resolvers } from '../../generated/graphql.js'
+import type { AccessTokens } from '../platform/access-tokens.js'
+import type { EventBus } from '../platform/events.js'
+import { principalOf } from './context.js'
+import { formatExecution } from './errors.js'
+import { limitRules } from './limits.js'
+import { createTransportWsHandler } from './transport-ws.js'
+
+export const schemaPath = new URL('../../schema.graphql', import.meta.url).pathname
+export const GRAPHQL_PATH = '/graphql'
+
+/** subscriptions-transport-ws, still spoken by older clients; Mercurius serves it. */
+const LEGACY_SUBPROTOCOL = 'graphql-ws'
+const SLOW_CONSUMER_CLOSE = { code: 1008, reason: 'Subscriber too slow: events were dropped' }
+
+export interface GraphqlOptions {
+  resolvers: Resolvers
+  events: EventBus
+  accessTokens: AccessTokens
+  /** Serves GraphiQL at /graphiql. */
+  graphiql: boolean
+}
+
+/** Cuts a slow subscriber off, and frees its socket even if it never reads the close. */
+function closeSlowConsumer(socket: WebSocket) {
+  socket.close(SLOW_CONSUMER_CLOSE.code, SLOW_CONSUMER_CLOSE.reason)
+  setTimeout(() => socket.terminate(), 1000).unref()
+}
+
+/**
+ * /graphql: Mercurius for HTTP, its emitter and the legacy subprotocol; graphql-ws for
+ * `graphql-transport-ws`, routed by the subprotocol the client asks for.
+ */
+export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOptions) {
+  const transportWs = createTransportWsHandler({
+    schema: () => app.graphql.schema,
+    accessTokens: options.accessTokens,
+    log: app.log,
+    closeSlowConsumer,
+  })
+  app.addHook('onRoute', (route) => {
+    if (route.url !== GRAPHQL_PATH) return
+    if (route.wsHandler) routeBySubprotocol(route, transportWs)
+    if (route.method === 'POST') allowNullExtensions(route)
+  })
+
+  await app.register(websocket, { options: { maxPayload: 64 * 1024 } })
+  await app.register(mercurius, {
+    schema: readFileSync(schemaPath, 'utf8'),
+    resolvers: options.resolvers as IResolvers,
+    path: GRAPHQL_PATH,
+    graphiql: options.graphiql,
+    jit: 1,
+    validationRules: limitRules,
+    errorFormatter: formatExecution as never,
+    context: (request) => ({
+      principal: principalOf(options.accessTokens, request.headers.authorization),
+    }),
+    subscription: {
+      emitter: options.events.emitter,
+      onConnect: ({ payload }) => {
+        try {
+          return { principal: principalOf(options.accessTokens, payload?.authToken) }
+        } catch {
+          return false
+        }
+      },
+      context: (socket) => ({
+        principal: null,
+        closeSlowConsumer: () => closeSlowConsumer(socket as unknown as WebSocket),
+      }),
+    },
+  })
+}
+
+function routeBySubprotocol(
+  route: RouteOptions,
+  transportWs: ReturnType<typeof createTransportWsHandler>,
+) {
+  const legacy = route.wsHandler as NonNullable<RouteOptions['wsHandler']>
+  route.wsHandler = function (this: FastifyInstance, socket, request) {
+    if (socket.protocol === LEGACY_SUBPROTOCOL) return legacy.call(this, socket, request)
+    return transportWs(socket as unknown as WebSocket, request)
+  }
+}
+
+/** GraphQL over HTTP lets a client send `"extensions": null`; Mercurius's schema does not. */
+function allowNullExtensions(route: RouteOptions) {
+  const body = (route.schema as { body?: { properties?: Record<string, { type: unknown }> } })?.body
+  const extensions = body?.properties?.extensions
+  if (extensions) extensions.type = ['object', 'null']
+}

@@ -1,0 +1,86 @@
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify'
+import { execute, type GraphQLSchema, specifiedRules, subscribe, validate } from 'graphql'
+import { CloseCode, makeServer } from 'graphql-ws'
+import type { WebSocket } from 'ws'
+import type { AccessTokens, Principal } from '../platform/access-tokens.js'
+import { type GraphQLContext, principalOf } from './context.js'
+import { toClientError } from './errors.js'
+import { limitRules } from './limits.js'
+
+interface Extra {
+  socket: WebSocket
+  request: FastifyRequest
+  principal: Principal | null
+}
+
+export interface TransportWsOptions {
+  schema: () => GraphQLSchema
+  accessTokens: AccessTokens
+  log: FastifyBaseLogger
+  /** Closes a socket whose subscriber fell too far behind. */
+  closeSlowConsumer: (socket: WebSocket) => void
+}
+
+const KEEP_ALIVE_MS = 12_000
+
+/**
+ * The `graphql-transport-ws` subprotocol, served by the graphql-ws library itself, so
+ * every rule of the protocol (and its close codes) holds. Subscriptions run on the
+ * same schema, resolvers and emitter as Mercurius.
+ */
+export function createTransportWsHandler(options: TransportWsOptions) {
+  const { log } = options
+  const server = makeServer<Record<string, unknown> | undefined, Extra>({
+    schema: options.schema,
+    validate: (schema, document) => validate(schema, document, [...specifiedRules, ...limitRules]),
+    execute,
+    subscribe,
+    onConnect(ctx) {
+      const token = ctx.connectionParams?.authToken ?? ctx.extra.request.headers.authorization
+      try {
+        ctx.extra.principal = principalOf(options.accessTokens, token)
+        return true
+      } catch {
+        return false
+      }
+    },
+    context: (ctx): GraphQLContext => ({
+      principal: ctx.extra.principal,
+      closeSlowConsumer: () => options.closeSlowConsumer(ctx.extra.socket),
+    }),
+    onNext: (_ctx, _id, _payload, _args, result) =>
+      result.errors
+        ? { ...result, errors: result.errors.map((error) => toClientError(error, log)) }
+        : undefined,
+    onError: (_ctx, _id, _payload, errors) => errors.map((error) => toClientError(error, log)),
+  })
+
+  return (socket: WebSocket, request: FastifyRequest) => {
+    const closed = server.opened(
+      {
+        protocol: socket.protocol,
+        send: (data) =>
+          new Promise((resolve, reject) => {
+            if (socket.readyState !== socket.OPEN) return resolve()
+            socket.send(data, (error) => (error ? reject(error) : resolve()))
+          }),
+        close: (code, reason) => socket.close(code, reason),
+        onMessage: (receive) =>
+          socket.on('message', async (data) => {
+            try {
+              await receive(String(data))
+            } catch (error) {
+              log.error({ err: error }, 'graphql-ws message failed')
+              socket.close(CloseCode.InternalServerError, 'Internal server error')
+            }
+          }),
+      },
+      { socket, request, principal: null },
+    )
+    const keepAlive = setInterval(() => socket.ping(), KEEP_ALIVE_MS)
+    socket.once('close', (code, reason) => {
+      clearInterval(keepAlive)
+      closed(code, String(reason))
+    })
+  }
+}
