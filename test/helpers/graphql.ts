@@ -22,7 +22,7 @@ export async function graphql<Data = any>(
     },
     body: JSON.stringify({ query, variables }),
   })
-  return { status: response.status, body: await response.json() }
+  return { status: response.status, body: (await response.json()) as GraphQLResponse<Data>['body'] }
 }
 
 export const wsUrl = (baseUrl: string) => `${baseUrl.replace(/^http/, 'ws')}/graphql`
