@@ -11,5 +11,7 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // The slow-consumer suite measures the heap after a forced collection.
+    execArgv: ['--expose-gc'],
   },
 })

@@ -1,4 +1,4 @@
-import type { FastifyBaseLogger } from 'fastify'
+import type { FastifyBaseLogger, FastifyReply } from 'fastify'
 import type { ExecutionResult } from 'graphql'
 import { GraphQLError, type GraphQLFormattedError } from 'graphql'
 import { AppError, type ErrorCode } from '../platform/errors.js'
@@ -35,6 +35,10 @@ export function toClientError(error: GraphQLError, log: FastifyBaseLogger): Grap
     const code = error.extensions.code ?? (path ? 'BAD_USER_INPUT' : 'GRAPHQL_VALIDATION_FAILED')
     return { message, ...base, extensions: { ...error.extensions, code } }
   }
+  if (requestErrorStatus(original)) {
+    // The request itself was malformed (not JSON, no query, …): the client's to fix.
+    return { message: original.message, ...base, extensions: { code: 'BAD_USER_INPUT' } }
+  }
   log.error({ err: original, path }, 'resolver failed')
   return {
     message: 'Internal server error',
@@ -43,24 +47,56 @@ export function toClientError(error: GraphQLError, log: FastifyBaseLogger): Grap
   }
 }
 
-/** Mercurius's errorFormatter: HTTP status as Mercurius sets it, errors made safe. */
+/** Mercurius's errorFormatter: errors made safe, with the HTTP status a request error carries. */
 export function formatExecution(
   execution: ExecutionResult & { statusCode?: number },
-  context: { reply?: { log: FastifyBaseLogger }; app: { log: FastifyBaseLogger } },
+  context: { reply?: FastifyReply; app: { log: FastifyBaseLogger } },
 ) {
   const log = context.reply?.log ?? context.app.log
-  // Mercurius wraps a failed validation in one error that holds the real ones.
+  const thrown = execution.errors?.length === 1 ? execution.errors[0]?.originalError : undefined
+  // Mercurius wraps a failed validation (or a refused request) in one error that holds
+  // the real ones; each is reported, under the wrapper when it is a plain Error.
   const errors = (execution.errors ?? []).flatMap((error) => {
-    const inner = (error.originalError as { errors?: unknown } | undefined)?.errors
-    return Array.isArray(inner) ? (inner as GraphQLError[]) : [error]
+    const wrapper = error.originalError
+    const inner = (wrapper as { errors?: unknown } | undefined)?.errors
+    if (!Array.isArray(inner)) return [error]
+    return inner.map((each: Error) =>
+      each instanceof GraphQLError
+        ? each
+        : new GraphQLError(each.message, { originalError: wrapper }),
+    )
   })
-  return {
-    statusCode: execution.data ? 200 : (execution.statusCode ?? 200),
-    response: {
-      data: execution.data ?? null,
-      errors: errors.map((error) =>
-        toClientError(error instanceof GraphQLError ? error : new GraphQLError(String(error)), log),
-      ),
-    },
+  const formatted = errors.map((error) => toClientError(error, log))
+  const executed = execution.data !== undefined
+  if (acceptsGraphqlResponse(context.reply?.request.headers.accept)) {
+    // application/graphql-response+json: a request that never ran is a 4xx without `data`.
+    return executed
+      ? { statusCode: 200, response: { data: execution.data, errors: formatted } }
+      : { statusCode: requestErrorStatus(thrown) ?? 400, response: { errors: formatted } }
   }
+  return {
+    statusCode: execution.data ? 200 : (execution.statusCode ?? requestErrorStatus(thrown) ?? 200),
+    response: { data: execution.data ?? null, errors: formatted },
+  }
+}
+
+export const GRAPHQL_RESPONSE_TYPE = 'application/graphql-response+json'
+
+export const acceptsGraphqlResponse = (accept: string | undefined) =>
+  accept?.includes(GRAPHQL_RESPONSE_TYPE) ?? false
+
+/**
+ * A request Mercurius refused before executing it (a mutation over GET: 405, a body
+ * that is not a GraphQL request: 400) keeps its status; resolver errors do not set one.
+ */
+function requestErrorStatus(error: Error | undefined): number | undefined {
+  const status = (error as { statusCode?: unknown } | undefined)?.statusCode
+  if (typeof status !== 'number' || status < 400 || status >= 500) return undefined
+  // A document that does not parse or validate is answered 200 with its errors, as
+  // GraphQL over HTTP asks for application/json.
+  const inner = (error as { errors?: unknown }).errors
+  const documentError =
+    error instanceof GraphQLError ||
+    (Array.isArray(inner) && inner.every((each) => each instanceof GraphQLError))
+  return documentError || error instanceof AppError ? undefined : status
 }

@@ -1,11 +1,15 @@
 import {
   type ASTVisitor,
+  type DocumentNode,
   type FragmentDefinitionNode,
   GraphQLError,
+  type GraphQLSchema,
   Kind,
   type SelectionSetNode,
+  specifiedRules,
   type ValidationContext,
   type ValidationRule,
+  validate,
 } from 'graphql'
 
 export const LIMITS = {
@@ -80,3 +84,7 @@ export function maxAliasesRule(maxAliases: number): ValidationRule {
 }
 
 export const limitRules = [maxDepthRule(LIMITS.depth), maxAliasesRule(LIMITS.aliases)]
+
+/** graphql's own rules and ours: what every operation passes, whatever carries it. */
+export const validateOperation = (schema: GraphQLSchema, document: DocumentNode) =>
+  validate(schema, document, [...specifiedRules, ...limitRules])

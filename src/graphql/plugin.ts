@@ -1,14 +1,15 @@
 import { readFileSync } from 'node:fs'
 import websocket from '@fastify/websocket'
 import type { FastifyInstance, RouteOptions } from 'fastify'
+import { GraphQLError } from 'graphql'
 import mercurius, { type IResolvers } from 'mercurius'
 import type { WebSocket } from 'ws'
 import type { Resolvers } from '../../generated/graphql.js'
 import type { AccessTokens } from '../platform/access-tokens.js'
 import type { EventBus } from '../platform/events.js'
 import { principalOf } from './context.js'
-import { formatExecution } from './errors.js'
-import { limitRules } from './limits.js'
+import { acceptsGraphqlResponse, formatExecution, GRAPHQL_RESPONSE_TYPE } from './errors.js'
+import { limitRules, validateOperation } from './limits.js'
 import { createTransportWsHandler } from './transport-ws.js'
 
 export const schemaPath = new URL('../../schema.graphql', import.meta.url).pathname
@@ -49,6 +50,14 @@ export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOption
     if (route.method === 'POST') allowNullExtensions(route)
   })
 
+  app.addHook('onSend', async (request, reply, payload) => {
+    const json = String(reply.getHeader('content-type')).startsWith('application/json')
+    if (json && acceptsGraphqlResponse(request.headers.accept)) {
+      reply.header('content-type', `${GRAPHQL_RESPONSE_TYPE}; charset=utf-8`)
+    }
+    return payload
+  })
+
   await app.register(websocket, { options: { maxPayload: 64 * 1024 } })
   await app.register(mercurius, {
     schema: readFileSync(schemaPath, 'utf8'),
@@ -75,6 +84,15 @@ export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOption
         closeSlowConsumer: () => closeSlowConsumer(socket as unknown as WebSocket),
       }),
     },
+  })
+  // Mercurius runs a legacy-protocol subscription without validating it; hold it to
+  // the same rules as every other operation. The error becomes the protocol's `error`.
+  app.graphql.addHook('preSubscriptionExecution', async (schema, document) => {
+    const errors = validateOperation(schema, document)
+    if (errors.length === 0) return
+    throw new GraphQLError(errors.map((error) => error.message).join('; '), {
+      extensions: { code: 'GRAPHQL_VALIDATION_FAILED' },
+    })
   })
 }
 

@@ -1,11 +1,18 @@
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify'
-import { execute, type GraphQLSchema, specifiedRules, subscribe, validate } from 'graphql'
+import {
+  type DocumentNode,
+  execute,
+  type GraphQLError,
+  type GraphQLSchema,
+  parse,
+  subscribe,
+} from 'graphql'
 import { CloseCode, makeServer } from 'graphql-ws'
 import type { WebSocket } from 'ws'
 import type { AccessTokens, Principal } from '../platform/access-tokens.js'
 import { type GraphQLContext, principalOf } from './context.js'
 import { toClientError } from './errors.js'
-import { limitRules } from './limits.js'
+import { validateOperation } from './limits.js'
 
 interface Extra {
   socket: WebSocket
@@ -31,8 +38,25 @@ const KEEP_ALIVE_MS = 12_000
 export function createTransportWsHandler(options: TransportWsOptions) {
   const { log } = options
   const server = makeServer<Record<string, unknown> | undefined, Extra>({
-    schema: options.schema,
-    validate: (schema, document) => validate(schema, document, [...specifiedRules, ...limitRules]),
+    // Parsing and validating here turns a bad document into the protocol's `error`
+    // message for that operation; graphql-ws's own parse would close the socket (4500).
+    onSubscribe(_ctx, _id, payload) {
+      let document: DocumentNode
+      try {
+        document = parse(payload.query)
+      } catch (error) {
+        return [error as GraphQLError]
+      }
+      const schema = options.schema()
+      const errors = validateOperation(schema, document)
+      if (errors.length > 0) return errors
+      return {
+        schema,
+        document,
+        operationName: payload.operationName,
+        variableValues: payload.variables,
+      }
+    },
     execute,
     subscribe,
     onConnect(ctx) {

@@ -1,0 +1,82 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import WebSocket from 'ws'
+import { MESSAGE_ADDED } from '../src/domains/chat/chat-topics.js'
+import { backends } from './helpers/backends.js'
+import { collect, subscriptionsActive, wsClient, wsUrl } from './helpers/graphql.js'
+import { startServer, type TestServer } from './helpers/server.js'
+
+const EVENTS = 20_000
+
+const heapAfterCollection = () => {
+  globalThis.gc?.()
+  return process.memoryUsage().heapUsed
+}
+
+/** A subscriber that subscribes, then stops reading its socket. */
+async function pausedSubscriber(baseUrl: string) {
+  const socket = new WebSocket(wsUrl(baseUrl), 'graphql-transport-ws')
+  const closed = new Promise<number>((resolve) => socket.on('close', (code) => resolve(code)))
+  socket.on('error', () => {})
+  await new Promise((resolve) => socket.once('open', resolve))
+  socket.send(JSON.stringify({ type: 'connection_init' }))
+  await new Promise((resolve) => socket.once('message', resolve))
+  socket.send(
+    JSON.stringify({
+      id: '1',
+      type: 'subscribe',
+      payload: { query: 'subscription { messageAdded { id text } }' },
+    }),
+  )
+  return {
+    pause: () => (socket as unknown as { _socket: { pause(): void } })._socket.pause(),
+    resume: () => (socket as unknown as { _socket: { resume(): void } })._socket.resume(),
+    closed,
+  }
+}
+
+describe.each(backends.slice(0, 1))('a subscriber that stops reading ($name)', (backend) => {
+  let server: TestServer
+
+  beforeAll(async () => {
+    server = await startServer(backend)
+  })
+  afterAll(() => server?.close())
+
+  it('is cut off, without growing memory or delaying the others', async () => {
+    const slow = await pausedSubscriber(server.baseUrl)
+    const client = wsClient(server.baseUrl)
+    const healthy = collect(client, 'subscription { messageAdded { id } }')
+    await subscriptionsActive(server.events, 2)
+    slow.pause()
+    const heapBefore = heapAfterCollection()
+
+    for (let index = 0; index < EVENTS; index += 1) {
+      // A fresh 2 KB string per event, as each real message is: held, they would add up.
+      const text = String(index).padEnd(2000, 'x')
+      const messageAdded = {
+        id: String(index),
+        chatId: 'flood',
+        text,
+        author: 'bot',
+        createdAt: '',
+      }
+      await server.events.publish(MESSAGE_ADDED, { messageAdded })
+      // Let sockets drain between bursts, as a real stream of mutations would.
+      if (index % 50 === 0) await new Promise((resolve) => setImmediate(resolve))
+    }
+    await healthy.until(EVENTS, 60_000)
+    const growth = heapAfterCollection() - heapBefore
+
+    // The slow subscriber was cut off: its subscription is gone and its socket closed.
+    expect(server.events.activeSubscriptions()).toBe(1)
+    slow.resume()
+    expect([1008, 1006]).toContain(await slow.closed)
+    // 20,000 events of 2 KB held for it would be 40 MB; the queue bound keeps it far below.
+    expect(growth).toBeLessThan(8 * 1024 * 1024)
+    expect(healthy.items.map((item) => item.messageAdded.id)).toEqual(
+      Array.from({ length: EVENTS }, (_, index) => String(index)),
+    )
+    healthy.dispose()
+    await client.dispose()
+  }, 120_000)
+})

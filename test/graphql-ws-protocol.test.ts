@@ -1,0 +1,532 @@
+import { createSigner } from 'fast-jwt'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import type { ClientOptions } from 'ws'
+import WebSocket from 'ws'
+import { backends } from './helpers/backends.js'
+import { graphql, subscriptionsActive, wsUrl } from './helpers/graphql.js'
+import {
+  ADMIN,
+  login,
+  newUser,
+  startServer,
+  type TestServer,
+  testEnvironment,
+} from './helpers/server.js'
+
+/**
+ * The GraphQL over WebSocket protocols at the wire: raw frames in, frames and close
+ * codes out. `graphql-transport-ws` is https://github.com/enisdenjo/graphql-ws/blob/master/PROTOCOL.md,
+ * `graphql-ws` is the legacy subscriptions-transport-ws protocol that Mercurius serves.
+ */
+
+const TRANSPORT_WS = 'graphql-transport-ws'
+const LEGACY_WS = 'graphql-ws'
+
+const MESSAGE_ADDED_X = 'subscription { messageAdded(chatId: "x") { id text chatId } }'
+const SEND_MESSAGE = `mutation Send($text: String!, $chatId: ID!) {
+  sendMessage(text: $text, author: "ws-tester", chatId: $chatId) { id text chatId }
+}`
+
+type Frame = Record<string, any>
+
+interface Closed {
+  code: number
+  reason: string
+}
+
+interface RawSocket {
+  ws: WebSocket
+  /** Every frame received so far, parsed when it is JSON. */
+  frames: Frame[]
+  /** The close code and reason the client observed. */
+  closed: Promise<Closed>
+  send(frame: unknown): void
+  sendRaw(data: string): void
+  /** The next frame not read yet; rejects if the socket closes first or none comes in time. */
+  next(timeoutMs?: number): Promise<Frame>
+}
+
+describe.each(backends)('GraphQL over WebSocket on $name', (backend) => {
+  let server: TestServer
+  let adminToken: string
+  const sockets: RawSocket[] = []
+
+  /** Opens a socket with the given subprotocol (none when undefined) and collects frames. */
+  function open(protocol: string | undefined, options: ClientOptions = {}): Promise<RawSocket> {
+    const ws = new WebSocket(
+      wsUrl(server.baseUrl),
+      protocol === undefined ? [] : [protocol],
+      options,
+    )
+    const frames: Frame[] = []
+    let read = 0
+    let closedWith: Closed | undefined
+    let wake: (() => void) | undefined
+    const closed = new Promise<Closed>((resolve) => {
+      ws.on('close', (code, reason) => {
+        closedWith = { code, reason: String(reason) }
+        resolve(closedWith)
+        wake?.()
+      })
+    })
+    ws.on('message', (data) => {
+      const text = String(data)
+      try {
+        frames.push(JSON.parse(text))
+      } catch {
+        frames.push({ unparsable: text })
+      }
+      wake?.()
+    })
+    const socket: RawSocket = {
+      ws,
+      frames,
+      closed,
+      send: (frame) => ws.send(JSON.stringify(frame)),
+      sendRaw: (data) => ws.send(data),
+      next(timeoutMs = 5000) {
+        return new Promise((resolve, reject) => {
+          const timer = setTimeout(() => {
+            wake = undefined
+            reject(new Error(`no frame within ${timeoutMs} ms; got ${JSON.stringify(frames)}`))
+          }, timeoutMs)
+          const check = () => {
+            const frame = frames[read]
+            if (frame) {
+              read += 1
+              clearTimeout(timer)
+              wake = undefined
+              resolve(frame)
+            } else if (closedWith) {
+              clearTimeout(timer)
+              wake = undefined
+              reject(
+                new Error(
+                  `closed with ${closedWith.code} ${closedWith.reason}; got ${JSON.stringify(frames)}`,
+                ),
+              )
+            }
+          }
+          wake = check
+          check()
+        })
+      },
+    }
+    sockets.push(socket)
+    return new Promise((resolve, reject) => {
+      ws.once('open', () => resolve(socket))
+      ws.once('error', reject)
+    })
+  }
+
+  /** A graphql-transport-ws socket past connection_init and connection_ack. */
+  async function acknowledged(payload?: Record<string, unknown>, options?: ClientOptions) {
+    const socket = await open(TRANSPORT_WS, options)
+    socket.send(
+      payload === undefined ? { type: 'connection_init' } : { type: 'connection_init', payload },
+    )
+    expect(await socket.next()).toEqual({ type: 'connection_ack' })
+    return socket
+  }
+
+  /** The close the client observes, failing the test instead of hanging. */
+  function closeOf(socket: RawSocket, timeoutMs = 5000): Promise<Closed> {
+    return Promise.race([
+      socket.closed,
+      new Promise<Closed>((_, reject) =>
+        setTimeout(
+          () =>
+            reject(
+              new Error(`still open after ${timeoutMs} ms; got ${JSON.stringify(socket.frames)}`),
+            ),
+          timeoutMs,
+        ).unref(),
+      ),
+    ])
+  }
+
+  async function sendMessage(text: string, chatId: string) {
+    const response = await graphql(server.baseUrl, SEND_MESSAGE, { text, chatId })
+    expect(response.body.errors).toBeUndefined()
+    return response.body.data.sendMessage as { id: string; text: string; chatId: string }
+  }
+
+  /** Waits until the server holds at most `count` live subscriptions. */
+  async function subscriptionsDownTo(count: number, timeoutMs = 5000) {
+    const deadline = Date.now() + timeoutMs
+    while (server.events.activeSubscriptions() > count) {
+      if (Date.now() > deadline) {
+        throw new Error(`${server.events.activeSubscriptions()} subscriptions, expected ${count}`)
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+  }
+
+  beforeAll(async () => {
+    server = await startServer(backend)
+    adminToken = (await login(server.api, ADMIN)).accessToken
+  })
+  afterEach(async () => {
+    for (const socket of sockets.splice(0)) socket.ws.terminate()
+    await subscriptionsDownTo(0)
+  })
+  afterAll(() => server?.close())
+
+  describe('graphql-transport-ws', () => {
+    it('acks, delivers the selected fields of the subscribed chat only, and ends on complete', async () => {
+      const before = server.events.activeSubscriptions()
+      const socket = await acknowledged()
+      socket.send({ id: '1', type: 'subscribe', payload: { query: MESSAGE_ADDED_X } })
+      await subscriptionsActive(server.events, before + 1)
+
+      // Published first: had it been delivered, it would come before the one to "x".
+      await sendMessage('to chat y', 'y')
+      const sent = await sendMessage('to chat x', 'x')
+      expect(await socket.next()).toEqual({
+        id: '1',
+        type: 'next',
+        payload: { data: { messageAdded: { id: sent.id, text: 'to chat x', chatId: 'x' } } },
+      })
+
+      socket.send({ id: '1', type: 'complete' })
+      await subscriptionsDownTo(before)
+      await sendMessage('after complete', 'x')
+      socket.send({ type: 'ping' })
+      expect(await socket.next()).toEqual({ type: 'pong' })
+      expect(socket.ws.readyState).toBe(WebSocket.OPEN)
+    })
+
+    it('answers ping with pong once acknowledged', async () => {
+      const socket = await acknowledged()
+      socket.send({ type: 'ping' })
+      expect(await socket.next()).toMatchObject({ type: 'pong' })
+    })
+
+    it('answers ping with pong before connection_init too', async () => {
+      const socket = await open(TRANSPORT_WS)
+      socket.send({ type: 'ping' })
+      expect(await socket.next()).toMatchObject({ type: 'pong' })
+      expect(socket.ws.readyState).toBe(WebSocket.OPEN)
+    })
+
+    it('closes with 4400 on a frame that is not JSON', async () => {
+      const socket = await acknowledged()
+      socket.sendRaw('this is not json')
+      expect((await closeOf(socket)).code).toBe(4400)
+    })
+
+    it('closes with 4400 on a message of an unknown type', async () => {
+      const socket = await acknowledged()
+      socket.send({ type: 'nope' })
+      expect((await closeOf(socket)).code).toBe(4400)
+    })
+
+    it('closes with 4400 on a subscribe without an id', async () => {
+      const socket = await acknowledged()
+      socket.send({ type: 'subscribe', payload: { query: '{ messages { id } }' } })
+      expect((await closeOf(socket)).code).toBe(4400)
+    })
+
+    it('closes with 4401 on subscribe before the connection is acknowledged', async () => {
+      const socket = await open(TRANSPORT_WS)
+      socket.send({ id: '1', type: 'subscribe', payload: { query: MESSAGE_ADDED_X } })
+      expect((await closeOf(socket)).code).toBe(4401)
+      expect(socket.frames).toEqual([])
+    })
+
+    it('acks a valid authToken, an admin’s and a user’s', async () => {
+      await acknowledged({ authToken: adminToken })
+      await acknowledged({ authToken: (await newUser(server.api)).accessToken })
+    })
+
+    it.each([
+      ['a garbage string', () => 'garbage'],
+      [
+        'a JWT signed with another secret',
+        () =>
+          createSigner({ key: 'another-secret-that-is-long-enough-for-hs256', algorithm: 'HS256' })(
+            { sub: '1', role: 'admin' },
+          ),
+      ],
+      [
+        'an expired JWT',
+        () =>
+          createSigner({ key: testEnvironment.JWT_SECRET, algorithm: 'HS256' })({
+            sub: '1',
+            role: 'admin',
+            exp: Math.floor(Date.now() / 1000) - 60,
+          }),
+      ],
+      ['a number', () => 12345],
+    ])('closes with 4403 on an authToken that is %s', async (_, token) => {
+      const socket = await open(TRANSPORT_WS)
+      socket.send({ type: 'connection_init', payload: { authToken: token() } })
+      expect((await closeOf(socket)).code).toBe(4403)
+      expect(socket.frames).toEqual([])
+    })
+
+    it('closes with 4403 on an invalid Authorization header of the upgrade request', async () => {
+      const socket = await open(TRANSPORT_WS, { headers: { authorization: 'Bearer garbage' } })
+      socket.send({ type: 'connection_init' })
+      expect((await closeOf(socket)).code).toBe(4403)
+      expect(socket.frames).toEqual([])
+    })
+
+    it('acks a valid Authorization header of the upgrade request', async () => {
+      await acknowledged(undefined, { headers: { authorization: `Bearer ${adminToken}` } })
+    })
+
+    it.each([
+      ['an unsupported subprotocol', 'foo'],
+      ['no subprotocol', undefined],
+    ])('closes with 4406 on %s', async (_, protocol) => {
+      const socket = await open(protocol)
+      expect((await closeOf(socket)).code).toBe(4406)
+    })
+
+    it('closes with 4408 when no connection_init comes in time', { timeout: 15_000 }, async () => {
+      const socket = await open(TRANSPORT_WS)
+      expect((await closeOf(socket, 10_000)).code).toBe(4408)
+      expect(socket.frames).toEqual([])
+    })
+
+    it('closes with 4409 on a subscribe whose id is still active, and ends both', async () => {
+      const before = server.events.activeSubscriptions()
+      const socket = await acknowledged()
+      socket.send({ id: '1', type: 'subscribe', payload: { query: MESSAGE_ADDED_X } })
+      await subscriptionsActive(server.events, before + 1)
+      socket.send({ id: '1', type: 'subscribe', payload: { query: MESSAGE_ADDED_X } })
+      expect((await closeOf(socket)).code).toBe(4409)
+      await subscriptionsDownTo(before)
+    })
+
+    it('closes with 4429 on a second connection_init', async () => {
+      const socket = await acknowledged()
+      socket.send({ type: 'connection_init' })
+      expect((await closeOf(socket)).code).toBe(4429)
+    })
+
+    it('runs a query: one next, then complete', async () => {
+      const sent = await sendMessage('for the query', 'query-chat')
+      const socket = await acknowledged()
+      socket.send({
+        id: 'q',
+        type: 'subscribe',
+        payload: { query: 'query { messages(chatId: "query-chat") { id text } }' },
+      })
+      expect(await socket.next()).toEqual({
+        id: 'q',
+        type: 'next',
+        payload: { data: { messages: [{ id: sent.id, text: 'for the query' }] } },
+      })
+      expect(await socket.next()).toEqual({ id: 'q', type: 'complete' })
+    })
+
+    it('runs a mutation: one next, then complete', async () => {
+      const socket = await acknowledged()
+      socket.send({
+        id: 'm',
+        type: 'subscribe',
+        payload: {
+          query: SEND_MESSAGE,
+          variables: { text: 'over the socket', chatId: 'mutation-chat' },
+        },
+      })
+      const next = await socket.next()
+      expect(next).toMatchObject({ id: 'm', type: 'next' })
+      expect(next.payload).toEqual({
+        data: {
+          sendMessage: { id: expect.any(String), text: 'over the socket', chatId: 'mutation-chat' },
+        },
+      })
+      expect(await socket.next()).toEqual({ id: 'm', type: 'complete' })
+      const stored = await graphql(server.baseUrl, '{ messages(chatId: "mutation-chat") { id } }')
+      expect(stored.body.data.messages).toEqual([{ id: next.payload.data.sendMessage.id }])
+    })
+
+    it('answers a validation error with an error message and keeps the socket open', async () => {
+      const socket = await acknowledged()
+      socket.send({ id: 'v', type: 'subscribe', payload: { query: '{ messages { nope } }' } })
+      const error = await socket.next()
+      expect(error).toMatchObject({ id: 'v', type: 'error' })
+      expect(error.payload).toEqual([
+        expect.objectContaining({
+          message: expect.stringContaining('nope'),
+          extensions: expect.objectContaining({ code: 'GRAPHQL_VALIDATION_FAILED' }),
+        }),
+      ])
+      // The id is free again and the socket still serves operations.
+      socket.send({
+        id: 'v',
+        type: 'subscribe',
+        payload: { query: '{ messages(limit: 1) { id } }' },
+      })
+      expect(await socket.next()).toMatchObject({ id: 'v', type: 'next' })
+      expect(await socket.next()).toEqual({ id: 'v', type: 'complete' })
+      expect(socket.ws.readyState).toBe(WebSocket.OPEN)
+    })
+
+    it('answers a syntax error with an error message and keeps the socket open', async () => {
+      const socket = await acknowledged()
+      socket.send({ id: 's', type: 'subscribe', payload: { query: 'subscription {' } })
+      const error = await socket.next()
+      expect(error).toMatchObject({ id: 's', type: 'error' })
+      expect(error.payload).toEqual([
+        expect.objectContaining({ message: expect.stringContaining('Syntax Error') }),
+      ])
+      socket.send({ type: 'ping' })
+      expect(await socket.next()).toEqual({ type: 'pong' })
+    })
+
+    it('reports a resolver’s input error in next, with its code, then completes', async () => {
+      const socket = await acknowledged()
+      socket.send({
+        id: 'e',
+        type: 'subscribe',
+        payload: { query: SEND_MESSAGE, variables: { text: '', chatId: 'x' } },
+      })
+      const next = await socket.next()
+      expect(next).toMatchObject({ id: 'e', type: 'next', payload: { data: null } })
+      expect(next.payload.errors).toEqual([
+        expect.objectContaining({
+          path: ['sendMessage'],
+          extensions: expect.objectContaining({ code: 'BAD_USER_INPUT' }),
+        }),
+      ])
+      expect(await socket.next()).toEqual({ id: 'e', type: 'complete' })
+    })
+
+    // The chat schema nests at most 2 levels (messageAdded { id }), and inline fragments
+    // add none, so no valid document reaches the depth limit of 8; the alias limit can.
+    it('refuses a subscription with more than 20 aliases, and takes one with 20', async () => {
+      const aliased = (count: number) =>
+        `subscription { messageAdded(chatId: "x") { ${Array.from(
+          { length: count },
+          (_, index) => `a${index}: id`,
+        ).join(' ')} } }`
+      const before = server.events.activeSubscriptions()
+      const socket = await acknowledged()
+      socket.send({ id: 'many', type: 'subscribe', payload: { query: aliased(21) } })
+      const error = await socket.next()
+      expect(error).toMatchObject({ id: 'many', type: 'error' })
+      expect(error.payload).toEqual([
+        expect.objectContaining({
+          message: expect.stringMatching(/21 aliases; the limit is 20/),
+          extensions: expect.objectContaining({ code: 'GRAPHQL_VALIDATION_FAILED' }),
+        }),
+      ])
+      expect(server.events.activeSubscriptions()).toBe(before)
+
+      socket.send({ id: 'enough', type: 'subscribe', payload: { query: aliased(20) } })
+      await subscriptionsActive(server.events, before + 1)
+      const sent = await sendMessage('aliased', 'x')
+      const next = await socket.next()
+      expect(next).toMatchObject({ id: 'enough', type: 'next' })
+      expect(Object.keys(next.payload.data.messageAdded)).toHaveLength(20)
+      expect(next.payload.data.messageAdded.a19).toBe(sent.id)
+    })
+
+    it('applies the depth limit to a subscription too', async () => {
+      // Nine levels of selections: invalid for the chat schema as well, but the depth
+      // rule must report it among the errors.
+      const deep = 'subscription { messageAdded { a { b { c { d { e { f { g { h } } } } } } } } }'
+      const socket = await acknowledged()
+      socket.send({ id: 'deep', type: 'subscribe', payload: { query: deep } })
+      const error = await socket.next()
+      expect(error).toMatchObject({ id: 'deep', type: 'error' })
+      expect(error.payload).toContainEqual(
+        expect.objectContaining({
+          message: 'The operation is 9 levels deep; the limit is 8',
+          extensions: expect.objectContaining({ code: 'GRAPHQL_VALIDATION_FAILED' }),
+        }),
+      )
+      expect(socket.ws.readyState).toBe(WebSocket.OPEN)
+    })
+  })
+
+  describe('graphql-ws (legacy, Mercurius)', () => {
+    async function legacyAcknowledged(payload?: Record<string, unknown>) {
+      const socket = await open(LEGACY_WS)
+      socket.send(
+        payload === undefined ? { type: 'connection_init' } : { type: 'connection_init', payload },
+      )
+      expect(await socket.next()).toMatchObject({ type: 'connection_ack' })
+      return socket
+    }
+
+    it('acks, delivers the selected fields of the subscribed chat only, and ends on stop', async () => {
+      const before = server.events.activeSubscriptions()
+      const socket = await legacyAcknowledged()
+      socket.send({ id: '1', type: 'start', payload: { query: MESSAGE_ADDED_X } })
+      await subscriptionsActive(server.events, before + 1)
+
+      await sendMessage('legacy to chat y', 'y')
+      const sent = await sendMessage('legacy to chat x', 'x')
+      expect(await socket.next()).toEqual({
+        id: '1',
+        type: 'data',
+        payload: { data: { messageAdded: { id: sent.id, text: 'legacy to chat x', chatId: 'x' } } },
+      })
+
+      socket.send({ id: '1', type: 'stop' })
+      await subscriptionsDownTo(before)
+      expect(socket.ws.readyState).toBe(WebSocket.OPEN)
+    })
+
+    it('acks a valid authToken', async () => {
+      await legacyAcknowledged({ authToken: adminToken })
+    })
+
+    it('does not ack an invalid authToken: connection_error, then close', async () => {
+      const socket = await open(LEGACY_WS)
+      socket.send({ type: 'connection_init', payload: { authToken: 'garbage' } })
+      await closeOf(socket)
+      expect(socket.frames.map((frame) => frame.type)).not.toContain('connection_ack')
+      expect(socket.frames[0]).toMatchObject({ type: 'connection_error' })
+    })
+
+    // A legacy `start` must be validated like every other path: graphql's own rules
+    // and the service's limits. Each test starts the document under test, then a valid
+    // subscription, and publishes once the valid one is live: the document under test
+    // must have been refused by then, and must deliver nothing.
+    async function startedBesideValid(query: string) {
+      const before = server.events.activeSubscriptions()
+      const socket = await legacyAcknowledged()
+      socket.send({ id: 'tested', type: 'start', payload: { query } })
+      socket.send({ id: 'valid', type: 'start', payload: { query: MESSAGE_ADDED_X } })
+      await subscriptionsActive(server.events, before + 1)
+      await sendMessage('to both', 'x')
+      while ((await socket.next()).id !== 'valid');
+      return socket.frames.filter((frame) => frame.id === 'tested')
+    }
+
+    it('refuses a subscription with more than 20 aliases, as graphql-transport-ws does', async () => {
+      const many = `subscription { messageAdded(chatId: "x") { ${Array.from(
+        { length: 21 },
+        (_, index) => `a${index}: id`,
+      ).join(' ')} } }`
+      expect(await startedBesideValid(many)).toEqual([
+        {
+          id: 'tested',
+          type: 'error',
+          payload: [
+            expect.objectContaining({
+              message: expect.stringMatching(/21 aliases; the limit is 20/),
+            }),
+          ],
+        },
+      ])
+    })
+
+    it('refuses a subscription that selects an unknown field, as graphql-transport-ws does', async () => {
+      const unknown = 'subscription { messageAdded(chatId: "x") { id nope } }'
+      expect(await startedBesideValid(unknown)).toEqual([
+        {
+          id: 'tested',
+          type: 'error',
+          payload: [expect.objectContaining({ message: expect.stringContaining('nope') })],
+        },
+      ])
+    })
+  })
+})
