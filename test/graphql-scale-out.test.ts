@@ -42,9 +42,9 @@ describe.runIf(redisUrl).each(backends)('two instances through Redis on $name', 
       chats.flatMap((chatId) =>
         Array.from({ length: SUBSCRIBERS_PER_CHAT_AND_INSTANCE }, () => ({
           chatId,
-          stream: collect<{ messageAdded: { id: string; text: string } }>(
+          stream: collect<{ messageAdded: { id: string; text: string; createdAt: string } }>(
             clients[instanceIndex] as NonNullable<(typeof clients)[number]>,
-            `subscription { messageAdded(chatId: "${chatId}") { id text } }`,
+            `subscription { messageAdded(chatId: "${chatId}") { id text createdAt } }`,
           ),
         })),
       ),
@@ -78,6 +78,9 @@ describe.runIf(redisUrl).each(backends)('two instances through Redis on $name', 
     for (const { chatId, stream } of subscribers) {
       expect(stream.items.map((item) => item.messageAdded.text)).toEqual(expected.get(chatId))
     }
+    // The row crossed Redis with its timestamp intact.
+    const first = subscribers[0]?.stream.items[0]?.messageAdded
+    expect(new Date(first?.createdAt ?? '').toISOString()).toBe(first?.createdAt)
     const delivered = subscribers.reduce((sum, { stream }) => sum + stream.items.length, 0)
     const wanted = subscribers.reduce(
       (sum, { chatId }) => sum + (expected.get(chatId)?.length ?? 0),

@@ -11,6 +11,10 @@ export function createChatResolvers(
   events: Pick<EventBus, 'subscribe'>,
 ) {
   return {
+    Message: {
+      id: (row) => String(row.id),
+      createdAt: (row) => row.createdAt.toISOString(),
+    },
     Query: {
       messages: (_root, args) => messages.list(args),
     },
@@ -31,5 +35,5 @@ export function createChatResolvers(
         },
       },
     },
-  } satisfies Pick<Resolvers, 'Query' | 'Mutation' | 'Subscription'>
+  } satisfies Resolvers
 }

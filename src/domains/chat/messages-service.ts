@@ -1,4 +1,3 @@
-import type { Message } from '../../../generated/graphql.js'
 import type { MessageRow } from '../../db/schema.js'
 import { type ErrorDetails, validationFailed } from '../../platform/errors.js'
 import type { EventBus } from '../../platform/events.js'
@@ -32,20 +31,20 @@ interface Dependencies {
 export function createMessagesService({ messages, events }: Dependencies) {
   return {
     /** Stores the message, publishes it once stored, then answers it. */
-    async send(input: SendMessage): Promise<Message> {
+    async send(input: SendMessage): Promise<MessageRow> {
       const problems = {
         ...lengthProblem('text', input.text, LIMITS.text),
         ...lengthProblem('author', input.author, LIMITS.author),
         ...lengthProblem('chatId', input.chatId, LIMITS.chatId),
       }
       if (Object.keys(problems).length > 0) throw validationFailed(problems)
-      const message = toMessage(await messages.insert(input))
+      const message = await messages.insert(input)
       await events.publish(MESSAGE_ADDED, { messageAdded: message } satisfies MessageAddedEvent)
       return message
     },
 
     /** The newest `limit` messages, oldest first; `before` pages back. */
-    async list({ chatId, limit, before }: ListMessages): Promise<Message[]> {
+    async list({ chatId, limit, before }: ListMessages): Promise<MessageRow[]> {
       const pageSize = limit ?? 100
       const problems: ErrorDetails = {}
       if (!Number.isInteger(pageSize) || pageSize < LIMITS.page.min || pageSize > LIMITS.page.max) {
@@ -60,7 +59,7 @@ export function createMessagesService({ messages, events }: Dependencies) {
       }
       if (Object.keys(problems).length > 0) throw validationFailed(problems)
       const rows = await messages.newest({ chatId: chatId ?? undefined, beforeId, limit: pageSize })
-      return rows.reverse().map(toMessage)
+      return rows.reverse()
     },
   }
 }
@@ -73,14 +72,4 @@ function lengthProblem(field: string, value: string, { min, max }: { min: number
   return length < min || length > max
     ? { [field]: [`must be from ${min} to ${max} characters long`] }
     : {}
-}
-
-function toMessage(row: MessageRow): Message {
-  return {
-    id: String(row.id),
-    chatId: row.chatId,
-    text: row.text,
-    author: row.author,
-    createdAt: row.createdAt.toISOString(),
-  }
 }
