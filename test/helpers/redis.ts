@@ -18,7 +18,7 @@ export async function redisRelay(target: string) {
 
   const listen = () =>
     new Promise<void>((resolve) => {
-      server = createServer((client) => {
+      const relay = createServer((client) => {
         const upstream = connect(Number(port), hostname)
         for (const socket of [client, upstream]) {
           sockets.add(socket)
@@ -27,8 +27,9 @@ export async function redisRelay(target: string) {
         }
         client.pipe(upstream).pipe(client)
       })
-      server.listen(relayPort, '127.0.0.1', () => {
-        relayPort = (server?.address() as { port: number }).port
+      server = relay
+      relay.listen(relayPort, '127.0.0.1', () => {
+        relayPort = (relay.address() as { port: number }).port
         resolve()
       })
     })
