@@ -5,7 +5,7 @@ SHELL := /bin/bash
 NPM_INSTALL := npm install --no-audit --no-fund --loglevel=error
 STAMP := node_modules/.install-stamp
 
-.PHONY: install generate migrate run check typecheck lint drift explain test test-only
+.PHONY: install generate migrate run check typecheck lint lint-specs drift explain test test-only
 
 install: $(STAMP)
 
@@ -26,14 +26,19 @@ migrate: $(STAMP)
 run: generate migrate
 	npm start --silent
 
-## check: typecheck, lint, and generated code that matches the specs
-check: typecheck lint drift
+## check: typecheck, lint, the specs' own lint, and generated code that matches the specs
+check: typecheck lint lint-specs drift
 
 typecheck: $(STAMP)
 	npx tsc --noEmit
 
 lint: $(STAMP)
 	npx biome check --error-on-warnings .
+
+## lint-specs: openapi.yaml with Spectral (OAS and OWASP rules), schema.graphql with graphql-eslint
+lint-specs: $(STAMP)
+	npx spectral lint openapi.yaml --fail-severity=warn --quiet
+	npx eslint --max-warnings 0 schema.graphql
 
 drift: $(STAMP)
 	@rm -rf .drift && cp -r generated .drift

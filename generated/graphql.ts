@@ -28,6 +28,7 @@ export type Message = {
   text: Scalars['String']['output'];
 };
 
+/** Writes. */
 export type Mutation = {
   __typename?: 'Mutation';
   /** Stores a message and delivers it to the chat's subscribers. */
@@ -35,12 +36,14 @@ export type Mutation = {
 };
 
 
+/** Writes. */
 export type MutationSendMessageArgs = {
   author: Scalars['String']['input'];
   chatId?: Scalars['ID']['input'];
   text: Scalars['String']['input'];
 };
 
+/** Reads. */
 export type Query = {
   __typename?: 'Query';
   /** The newest `limit` messages, oldest first; without `chatId`, those of every chat. */
@@ -48,12 +51,14 @@ export type Query = {
 };
 
 
+/** Reads. */
 export type QueryMessagesArgs = {
   before?: InputMaybe<Scalars['ID']['input']>;
   chatId?: InputMaybe<Scalars['ID']['input']>;
   limit?: InputMaybe<Scalars['Int']['input']>;
 };
 
+/** Live events, over WebSocket. */
 export type Subscription = {
   __typename?: 'Subscription';
   /** Each new message as it is sent; only the given chat's when `chatId` is given. */
@@ -61,6 +66,7 @@ export type Subscription = {
 };
 
 
+/** Live events, over WebSocket. */
 export type SubscriptionMessageAddedArgs = {
   chatId?: InputMaybe<Scalars['ID']['input']>;
 };

@@ -19,7 +19,10 @@ export interface paths {
          */
         get: operations["listProducts"];
         put?: never;
-        /** Create a product */
+        /**
+         * Create a product
+         * @description Adds a product to the catalog; `stock` defaults to 0. Admins only.
+         */
         post: operations["createProduct"];
         delete?: never;
         options?: never;
@@ -37,7 +40,10 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** Read a product */
+        /**
+         * Read a product
+         * @description A live product; a deleted one answers 410, an id never used 404.
+         */
         get: operations["getProduct"];
         put?: never;
         post?: never;
@@ -84,7 +90,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Exchange credentials for tokens */
+        /**
+         * Exchange credentials for tokens
+         * @description Starts a session: a short-lived access token and a single-use refresh token.
+         *     A wrong email or password answers 401 without saying which.
+         */
         post: operations["login"];
         delete?: never;
         options?: never;
@@ -140,7 +150,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness probe */
+        /**
+         * Liveness probe
+         * @description Answers while the process runs; never rate-limited.
+         */
         get: operations["getHealth"];
         put?: never;
         post?: never;
@@ -181,6 +194,7 @@ export interface components {
             /** @description Price in the currency's units, to the cent. */
             price: number;
             category: string;
+            /** Format: int32 */
             stock: number;
             /** Format: date-time */
             createdAt: string;
@@ -192,6 +206,7 @@ export interface components {
             price: components["schemas"]["ProductPrice"];
             category: components["schemas"]["ProductCategory"];
             /**
+             * Format: int32
              * @description Units in stock; 0 when not given.
              * @default 0
              */
@@ -206,6 +221,7 @@ export interface components {
         ProductName: string;
         ProductPrice: number;
         ProductCategory: string;
+        /** Format: int32 */
         ProductStock: number;
         ProductEnvelope: {
             data: components["schemas"]["Product"];
@@ -215,11 +231,19 @@ export interface components {
             pagination: components["schemas"]["Pagination"];
         };
         Pagination: {
+            /** Format: int32 */
             page: number;
+            /** Format: int32 */
             limit: number;
-            /** @description Items that match the filters, on every page. */
+            /**
+             * Format: int32
+             * @description Items that match the filters, on every page.
+             */
             total: number;
-            /** @description ceil(total / limit). */
+            /**
+             * Format: int32
+             * @description ceil(total / limit).
+             */
             pages: number;
             /** @description page * limit < total. */
             hasNext: boolean;
@@ -232,6 +256,7 @@ export interface components {
             name: string;
             /** Format: email */
             email: string;
+            /** Format: int32 */
             age: number | null;
             role: components["schemas"]["Role"];
             /** Format: date-time */
@@ -243,6 +268,7 @@ export interface components {
             name: string;
             email: components["schemas"]["Email"];
             password: components["schemas"]["Password"];
+            /** Format: int32 */
             age?: number;
         };
         /** Format: email */
@@ -273,7 +299,10 @@ export interface components {
             refreshToken: string;
             /** @constant */
             tokenType: "Bearer";
-            /** @description Seconds until the access token expires. */
+            /**
+             * Format: int32
+             * @description Seconds until the access token expires.
+             */
             expiresIn: number;
         };
         TokenPairEnvelope: {
@@ -315,6 +344,9 @@ export interface components {
          */
         BadRequest: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                 [name: string]: unknown;
             };
             content: {
@@ -324,6 +356,9 @@ export interface components {
         /** @description No valid bearer token or credentials (`UNAUTHENTICATED`). */
         Unauthenticated: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                 [name: string]: unknown;
             };
             content: {
@@ -333,6 +368,9 @@ export interface components {
         /** @description Authenticated, but the role does not permit this (`FORBIDDEN`). */
         Forbidden: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                 [name: string]: unknown;
             };
             content: {
@@ -342,6 +380,9 @@ export interface components {
         /** @description No such resource (`NOT_FOUND`). */
         NotFound: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                 [name: string]: unknown;
             };
             content: {
@@ -351,6 +392,9 @@ export interface components {
         /** @description A unique value is already taken (`CONFLICT`). */
         Conflict: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                 [name: string]: unknown;
             };
             content: {
@@ -360,6 +404,9 @@ export interface components {
         /** @description The resource was deleted (`GONE`). */
         Gone: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                 [name: string]: unknown;
             };
             content: {
@@ -369,6 +416,9 @@ export interface components {
         /** @description The body is larger than the server accepts (`PAYLOAD_TOO_LARGE`). */
         PayloadTooLarge: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                 [name: string]: unknown;
             };
             content: {
@@ -378,6 +428,9 @@ export interface components {
         /** @description The body is not `application/json` (`UNSUPPORTED_MEDIA_TYPE`). */
         UnsupportedMediaType: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                 [name: string]: unknown;
             };
             content: {
@@ -387,6 +440,9 @@ export interface components {
         /** @description Each value is valid, but together they make no sense (`UNPROCESSABLE`). */
         Unprocessable: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                 [name: string]: unknown;
             };
             content: {
@@ -408,12 +464,9 @@ export interface components {
          */
         RateLimited: {
             headers: {
-                /** @description Requests allowed per window. */
-                "RateLimit-Limit"?: number;
-                /** @description Requests left in this window. */
-                "RateLimit-Remaining"?: number;
-                /** @description Seconds until the window resets. */
-                "RateLimit-Reset"?: number;
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                 /** @description Seconds to wait before retrying. */
                 "Retry-After"?: number;
                 [name: string]: unknown;
@@ -457,6 +510,12 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /** @description Requests allowed per window (present while rate limiting is on). */
+        "RateLimit-Limit": number;
+        /** @description Requests left in the current window. */
+        "RateLimit-Remaining": number;
+        /** @description Seconds until the current window resets. */
+        "RateLimit-Reset": number;
         /** @description Path of the created resource. */
         Location: string;
         /** @description Strong validator of the body; send it back in `If-None-Match`. */
@@ -494,6 +553,9 @@ export interface operations {
             /** @description A page of products. */
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -525,6 +587,9 @@ export interface operations {
             /** @description The created product. */
             201: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     Location: components["headers"]["Location"];
                     [name: string]: unknown;
                 };
@@ -560,6 +625,9 @@ export interface operations {
             /** @description The product. */
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -591,6 +659,9 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -624,6 +695,9 @@ export interface operations {
             /** @description The updated product. */
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -658,6 +732,9 @@ export interface operations {
             /** @description The created user. */
             201: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     Location: components["headers"]["Location"];
                     [name: string]: unknown;
                 };
@@ -690,6 +767,9 @@ export interface operations {
             /** @description A new token pair, starting a new session. */
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -721,6 +801,9 @@ export interface operations {
             /** @description A new token pair in the same session. */
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -752,6 +835,9 @@ export interface operations {
             /** @description The session is ended. */
             204: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -788,6 +874,8 @@ export interface operations {
                 };
             };
             304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            500: components["responses"]["Internal"];
         };
     };
     getReadiness: {
@@ -813,6 +901,8 @@ export interface operations {
                 };
             };
             304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
     };
