@@ -5,7 +5,7 @@ SHELL := /bin/bash
 NPM_INSTALL := npm install --no-audit --no-fund --loglevel=error
 STAMP := node_modules/.install-stamp
 
-.PHONY: install generate migrate run check typecheck lint lint-specs drift explain test test-only
+.PHONY: install generate migrate run check typecheck lint lint-specs drift explain schema-diff test test-only
 
 install: $(STAMP)
 
@@ -49,6 +49,11 @@ drift: $(STAMP)
 ## explain: EXPLAIN ANALYZE of the catalog queries on 100k seeded products (DATABASE_URL for Postgres)
 explain: $(STAMP)
 	npm run --silent explain
+
+## schema-diff: breaking changes of both specs since BASE (default: the previous commit)
+BASE ?= HEAD~1
+schema-diff: $(STAMP)
+	node bin/schema-diff.mjs --git $(BASE)
 
 ## test: install, check, then the test suites
 test: check test-only
