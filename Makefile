@@ -5,7 +5,7 @@ SHELL := /bin/bash
 NPM_INSTALL := npm install --no-audit --no-fund --loglevel=error
 STAMP := node_modules/.install-stamp
 
-.PHONY: install generate migrate run check typecheck lint lint-specs drift explain schema-diff test test-only
+.PHONY: install generate migrate run check typecheck lint lint-specs drift route-drift explain schema-diff test test-only
 
 install: $(STAMP)
 
@@ -27,7 +27,7 @@ run: generate migrate
 	npm start --silent
 
 ## check: typecheck, lint, the specs' own lint, and generated code that matches the specs
-check: typecheck lint lint-specs drift
+check: typecheck lint lint-specs drift route-drift
 
 typecheck: $(STAMP)
 	npx tsc --noEmit
@@ -45,6 +45,10 @@ drift: $(STAMP)
 	@$(MAKE) --no-print-directory -s generate >/dev/null
 	@diff -r .drift generated >/dev/null || { rm -rf .drift; echo "generated/ did not match the specs; it is regenerated now: review and commit it"; exit 1; }
 	@rm -rf .drift
+
+## route-drift: the routes the server registers against the operations of openapi.yaml
+route-drift: $(STAMP)
+	node --import tsx tools/route-drift.ts
 
 ## explain: EXPLAIN ANALYZE of the catalog queries on 100k seeded products (DATABASE_URL for Postgres)
 explain: $(STAMP)

@@ -26,9 +26,9 @@ import { errorHandler } from './platform/error-handler.js'
 import { etag } from './platform/etag.js'
 import type { EventBus } from './platform/events.js'
 import { maintenance } from './platform/maintenance.js'
-import { methodNotAllowed } from './platform/method-not-allowed.js'
 import { rateLimits } from './platform/rate-limit.js'
 import { requestIdFrom, requestIdHeader } from './platform/request-id.js'
+import { routeTable } from './platform/route-table.js'
 import { createValidatorCompiler } from './platform/validation.js'
 
 export interface AppDependencies {
@@ -78,7 +78,7 @@ export async function buildApp(deps: AppDependencies, config: Config) {
   }
 
   await app.register(requestIdHeader)
-  await app.register(methodNotAllowed)
+  await app.register(routeTable)
   await app.register(errorHandler)
   await app.register(etag)
   if (config.maintenanceMode) await app.register(maintenance)

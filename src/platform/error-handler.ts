@@ -88,5 +88,5 @@ function sendError(reply: FastifyReply, error: AppError) {
 
 export const errorHandler = fp(errorHandlerPlugin, {
   name: 'error-handler',
-  dependencies: ['method-not-allowed'],
+  dependencies: ['route-table'],
 })
