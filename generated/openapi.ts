@@ -208,9 +208,8 @@ export interface components {
             /**
              * Format: int32
              * @description Units in stock; 0 when not given.
-             * @default 0
              */
-            stock: number;
+            stock?: number;
         };
         ProductUpdate: {
             name?: components["schemas"]["ProductName"];

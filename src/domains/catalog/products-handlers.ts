@@ -21,8 +21,7 @@ export function createProductHandlers(products: ProductsService) {
     },
 
     async createProduct(request, reply) {
-      const { stock, ...fields } = request.body
-      const product = await products.create({ ...fields, stock: defaulted(stock, 'stock') })
+      const product = await products.create(request.body)
       reply.code(201).header('location', `/products/${product.id}`)
       return { data: toProduct(product) }
     },

@@ -14,6 +14,7 @@ export interface PageRequest {
   limit: number
 }
 
+/** `stock` left out takes the column's default, 0. */
 export type NewProduct = Pick<typeof products.$inferInsert, 'name' | 'price' | 'category' | 'stock'>
 export type ProductChanges = Partial<NewProduct>
 

@@ -1,0 +1,75 @@
+import { execFile } from 'node:child_process'
+import { rm } from 'node:fs/promises'
+import { promisify } from 'node:util'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { backends } from './helpers/backends.js'
+import { subscriptionsActive } from './helpers/graphql.js'
+import { ADMIN, startServer, type TestServer } from './helpers/server.js'
+
+const run = promisify(execFile)
+
+/** What a client team runs (the README's "For client teams" gives the same commands). */
+const GENERATE = [
+  'npx openapi-typescript openapi.yaml -o test/sdk/generated/openapi.ts',
+  'npx graphql-codegen --config test/sdk/codegen.yml',
+  'npx openapi-ts -i openapi.yaml -o test/sdk/generated/hey-api -c @hey-api/client-fetch',
+]
+const COMPILE = 'npx tsc -p test/sdk/tsconfig.json'
+
+const shell = (command: string) => {
+  const [file, ...args] = command.split(' ')
+  return run(file as string, args, { maxBuffer: 16 * 1024 * 1024 })
+}
+
+/** test/sdk/scenario.ts, which compiles only once its clients are generated. */
+interface Scenario {
+  restScenario(baseUrl: string, admin: typeof ADMIN): Promise<unknown>
+  graphqlScenario(baseUrl: string, waitForSubscription: () => Promise<void>): Promise<unknown>
+}
+const SCENARIO = './sdk/scenario.js'
+
+describe('clients generated from the specs', () => {
+  let scenario: Scenario
+
+  beforeAll(async () => {
+    await rm('test/sdk/generated', { recursive: true, force: true })
+    for (const command of GENERATE) await shell(command)
+  }, 120_000)
+
+  it('compile under tsc --strict, both REST generators and the GraphQL documents', async () => {
+    await expect(shell(COMPILE)).resolves.toBeDefined()
+    scenario = (await import(/* @vite-ignore */ SCENARIO)) as Scenario
+  }, 120_000)
+
+  describe.each(backends)('drive the server on $name', (backend) => {
+    let server: TestServer
+
+    beforeAll(async () => {
+      server = await startServer(backend)
+    })
+    afterAll(() => server?.close())
+
+    it('through openapi-fetch: sign up, log in, refresh, and every product operation', async () => {
+      expect(await scenario.restScenario(server.baseUrl, ADMIN)).toEqual({
+        signedUp: expect.stringMatching(/^sdk-\d+@example\.com$/),
+        tokenType: 'Bearer',
+        listedTotal: 1,
+        readName: 'SDK lamp',
+        updatedStock: 7,
+        deletedStatus: 204,
+        goneCode: 'GONE',
+      })
+    })
+
+    it('through typed documents: send, list and subscribe', async () => {
+      const result = await scenario.graphqlScenario(server.baseUrl, () =>
+        subscriptionsActive(server.events, 1),
+      )
+      expect(result).toEqual({
+        sentChat: expect.stringMatching(/^sdk-/),
+        listed: ['typed hello'],
+        live: 'typed hello',
+      })
+    })
+  })
+})
