@@ -4,6 +4,9 @@ SHELL := /bin/bash
 # platform-only optional packages (seen with @biomejs/cli-*), which this machine never needs.
 NPM_INSTALL := npm install --no-audit --no-fund --loglevel=error
 STAMP := node_modules/.install-stamp
+# Debian's Chromium for the browser suite; Playwright's own download cannot work here.
+CHROMIUM := /usr/bin/chromium
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
 .PHONY: install generate migrate run check typecheck lint lint-specs drift route-drift explain schema-diff test test-only
 
@@ -62,5 +65,9 @@ schema-diff: $(STAMP)
 ## test: install, check, then the test suites
 test: check test-only
 
-test-only: $(STAMP)
+test-only: $(STAMP) $(CHROMIUM)
 	npx vitest run
+
+$(CHROMIUM):
+	$(SUDO) apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends chromium

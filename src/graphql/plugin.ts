@@ -9,6 +9,7 @@ import type { AccessTokens } from '../platform/access-tokens.js'
 import type { EventBus } from '../platform/events.js'
 import { principalOf } from './context.js'
 import { acceptsGraphqlResponse, formatExecution, GRAPHQL_RESPONSE_TYPE } from './errors.js'
+import { graphiqlPlugin } from './graphiql.js'
 import { limitRules, validateOperation } from './limits.js'
 import { createTransportWsHandler } from './transport-ws.js'
 
@@ -63,7 +64,7 @@ export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOption
     schema: readFileSync(schemaPath, 'utf8'),
     resolvers: options.resolvers as IResolvers,
     path: GRAPHQL_PATH,
-    graphiql: options.graphiql,
+    graphiql: false,
     jit: 1,
     validationRules: limitRules,
     errorFormatter: formatExecution as never,
@@ -85,6 +86,7 @@ export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOption
       }),
     },
   })
+  if (options.graphiql) await app.register(graphiqlPlugin)
   // Mercurius runs a legacy-protocol subscription without validating it; hold it to
   // the same rules as every other operation. The error becomes the protocol's `error`.
   app.graphql.addHook('preSubscriptionExecution', async (schema, document) => {

@@ -1,0 +1,91 @@
+import { type Browser, chromium, type Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { backends } from './helpers/backends.js'
+import { graphql } from './helpers/graphql.js'
+import { startServer, type TestServer } from './helpers/server.js'
+
+// Debian's Chromium (`make test` installs it); Playwright's own download cannot work here.
+const CHROMIUM = '/usr/bin/chromium'
+// No background traffic: this machine reaches nothing beyond 127.0.0.1.
+const QUIET = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+]
+
+describe.each(backends.slice(0, 1))('the docs in a real browser ($name)', (backend) => {
+  let server: TestServer
+  let browser: Browser
+  let page: Page
+  const failedRequests: string[] = []
+
+  beforeAll(async () => {
+    server = await startServer(backend, { NODE_ENV: 'development' })
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: QUIET })
+    page = await browser.newPage()
+    page.on('requestfailed', (request) => failedRequests.push(request.url()))
+  }, 60_000)
+  afterAll(async () => {
+    await browser?.close()
+    await server?.close()
+  })
+
+  it('lists the product operations in Swagger UI', async () => {
+    await page.goto(`${server.baseUrl}/docs`)
+    await page.waitForSelector('.opblock-summary-path', { timeout: 20_000 })
+    const operations = await page.$$eval('.opblock-summary', (blocks) =>
+      blocks.map((block) => block.textContent?.replace(/\s+/g, ' ').trim()),
+    )
+    for (const expected of [
+      'GET/productsList products',
+      'POST/productsCreate a product',
+      'GET/products/{id}Read a product',
+      'PATCH/products/{id}Update a product partly',
+      'DELETE/products/{id}Delete a product',
+    ]) {
+      expect(
+        operations.some((text) => text?.replace(/\s/g, '').includes(expected.replace(/\s/g, ''))),
+      ).toBe(true)
+    }
+    expect(failedRequests).toEqual([])
+  }, 60_000)
+
+  /** GraphiQL with a query already in its editor (GraphiQL keeps it in localStorage). */
+  async function openGraphiql(target: Page, query: string) {
+    await target.addInitScript(`localStorage.setItem('graphiql:query', ${JSON.stringify(query)})`)
+    await target.goto(`${server.baseUrl}/graphiql`)
+  }
+
+  it('runs a query in GraphiQL and shows the result', async () => {
+    await graphql(
+      server.baseUrl,
+      'mutation { sendMessage(text: "seen in GraphiQL", author: "docs") { id } }',
+    )
+    await openGraphiql(page, '{ messages(limit: 1) { text author } }')
+    await page.click('.graphiql-execute-button', { timeout: 20_000 })
+    await expect
+      .poll(() => page.textContent('.graphiql-response'), { timeout: 20_000 })
+      .toContain('seen in GraphiQL')
+    expect(failedRequests).toEqual([])
+  }, 60_000)
+
+  it('shows, in a GraphiQL subscription, a message sent from another tab', async () => {
+    const watcher = await browser.newPage()
+    const sender = await browser.newPage()
+    await openGraphiql(watcher, 'subscription { messageAdded(chatId: "tabs") { text author } }')
+    await watcher.click('.graphiql-execute-button', { timeout: 20_000 })
+    await expect.poll(() => server.events.activeSubscriptions(), { timeout: 20_000 }).toBe(1)
+    await openGraphiql(
+      sender,
+      'mutation { sendMessage(text: "hello from the other tab", author: "tab 2", chatId: "tabs") { id } }',
+    )
+    await sender.click('.graphiql-execute-button', { timeout: 20_000 })
+    await expect
+      .poll(() => watcher.textContent('.graphiql-response'), { timeout: 20_000 })
+      .toContain('hello from the other tab')
+  }, 60_000)
+})
