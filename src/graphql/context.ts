@@ -1,5 +1,5 @@
 import type {} from 'mercurius'
-import type { AccessTokens, Principal } from '../platform/access-tokens.js'
+import { type AccessTokens, bearerTokenOf, type Principal } from '../platform/access-tokens.js'
 import { unauthenticated } from '../platform/errors.js'
 
 /** What every resolver receives, over HTTP and over WebSocket alike. */
@@ -18,5 +18,6 @@ declare module 'mercurius' {
 export function principalOf(accessTokens: AccessTokens, token: unknown): Principal | null {
   if (token === undefined || token === null || token === '') return null
   if (typeof token !== 'string') throw unauthenticated('authToken must be a string')
-  return accessTokens.verify(token.replace(/^Bearer\s+/i, ''))
+  // A bare token (`authToken`) or an Authorization header's value.
+  return accessTokens.verify(token.includes(' ') ? (bearerTokenOf(token) ?? '') : token)
 }

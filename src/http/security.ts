@@ -1,5 +1,10 @@
 import type { FastifyRequest } from 'fastify'
-import type { AccessTokens, Principal, Role } from '../platform/access-tokens.js'
+import {
+  type AccessTokens,
+  bearerTokenOf,
+  type Principal,
+  type Role,
+} from '../platform/access-tokens.js'
 import { forbidden, unauthenticated } from '../platform/errors.js'
 
 declare module 'fastify' {
@@ -30,10 +35,8 @@ export type SecurityHandlers = ReturnType<typeof createSecurityHandlers>
 function bearerToken(request: FastifyRequest): string {
   const header = request.headers.authorization
   if (!header) throw unauthenticated('A bearer token is required')
-  const [scheme, token] = header.split(' ')
-  if (scheme?.toLowerCase() !== 'bearer' || !token) {
-    throw unauthenticated('The Authorization header must be "Bearer <token>"')
-  }
+  const token = bearerTokenOf(header)
+  if (!token) throw unauthenticated('The Authorization header must be "Bearer <token>"')
   return token
 }
 

@@ -15,6 +15,12 @@ export interface AccessTokenSettings {
   ttlSeconds: number
 }
 
+/** The token of an `Authorization: Bearer <token>` header; undefined for any other form. */
+export function bearerTokenOf(header: string | undefined): string | undefined {
+  const [scheme, token, ...rest] = header?.split(' ') ?? []
+  return scheme?.toLowerCase() === 'bearer' && token && rest.length === 0 ? token : undefined
+}
+
 export function createAccessTokens({ secret, ttlSeconds }: AccessTokenSettings) {
   const signer = createSigner({ key: secret, algorithm: 'HS256', expiresIn: ttlSeconds * 1000 })
   const verifier = createVerifier({ key: secret, algorithms: ['HS256'], cache: true })

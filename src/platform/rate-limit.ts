@@ -1,7 +1,7 @@
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import type { AccessTokens } from './access-tokens.js'
+import { type AccessTokens, bearerTokenOf } from './access-tokens.js'
 import { AppError } from './errors.js'
 import { isProbe } from './probes.js'
 
@@ -14,8 +14,8 @@ export interface RateLimitOptions {
 /** Per user when the bearer token is valid, per IP otherwise; RateLimit-* headers. */
 async function rateLimitPlugin(app: FastifyInstance, options: RateLimitOptions) {
   const callerOf = (request: FastifyRequest) => {
-    const [scheme, token] = request.headers.authorization?.split(' ') ?? []
-    if (scheme?.toLowerCase() === 'bearer' && token) {
+    const token = bearerTokenOf(request.headers.authorization)
+    if (token) {
       try {
         return `user:${options.accessTokens.verify(token).userId}`
       } catch {
