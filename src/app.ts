@@ -59,6 +59,10 @@ export async function buildApp(deps: AppDependencies, config: Config) {
   const users = createUsersService({ users: usersRepository })
   await users.ensureAdmin(config.auth.admin, app.log)
 
+  const messages = createMessagesService({
+    messages: createMessagesRepository(db),
+    events: deps.events,
+  })
   const handlers: ServiceHandlers = {
     ...createHealthHandlers([
       { name: 'database', ping: deps.database.ping },
@@ -88,10 +92,6 @@ export async function buildApp(deps: AppDependencies, config: Config) {
     specification: { path: specificationPath, baseDir: dirname(specificationPath) },
   })
   await app.register(swaggerUi, { routePrefix: '/docs' })
-  const messages = createMessagesService({
-    messages: createMessagesRepository(db),
-    events: deps.events,
-  })
   await app.register(graphqlPlugin, {
     resolvers: createChatResolvers(messages, deps.events),
     events: deps.events,
@@ -104,5 +104,3 @@ export async function buildApp(deps: AppDependencies, config: Config) {
   })
   return app
 }
-
-export type App = Awaited<ReturnType<typeof buildApp>>

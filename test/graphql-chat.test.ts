@@ -199,6 +199,19 @@ describe.each(backends)('GraphQL chat on $name', (backend) => {
       })
     })
 
+    it('refuses a bad bearer token with UNAUTHENTICATED, and takes a good one', async () => {
+      const refused = await graphql(server.baseUrl, '{ messages(limit: 1) { id } }', {}, 'forged')
+      expect(refused.body.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED')
+      const { accessToken } = await login(server.api, ADMIN)
+      const accepted = await graphql(
+        server.baseUrl,
+        '{ messages(limit: 1) { id } }',
+        {},
+        accessToken,
+      )
+      expect(accepted.body.errors).toBeUndefined()
+    })
+
     it('answers introspection', async () => {
       const response = await graphql(server.baseUrl, '{ __schema { subscriptionType { name } } }')
       expect(response.body.data).toEqual({

@@ -8,6 +8,8 @@ export interface GraphQLContext {
   principal: Principal | null
   /** Ends the caller's WebSocket when it reads slower than events arrive; absent over HTTP. */
   closeSlowConsumer?: () => void
+  /** Why the request's bearer token was refused; the operation then fails UNAUTHENTICATED. */
+  tokenError?: Error
 }
 
 declare module 'mercurius' {
@@ -20,4 +22,13 @@ export function principalOf(accessTokens: AccessTokens, token: unknown): Princip
   if (typeof token !== 'string') throw unauthenticated('authToken must be a string')
   // A bare token (`authToken`) or an Authorization header's value.
   return accessTokens.verify(token.includes(' ') ? (bearerTokenOf(token) ?? '') : token)
+}
+
+/** The context of an HTTP request: a refused token is kept to fail the operation with. */
+export function httpContext(accessTokens: AccessTokens, authorization: unknown): GraphQLContext {
+  try {
+    return { principal: principalOf(accessTokens, authorization) }
+  } catch (error) {
+    return { principal: null, tokenError: error as Error }
+  }
 }

@@ -7,7 +7,7 @@ import type { WebSocket } from 'ws'
 import type { Resolvers } from '../../generated/graphql.js'
 import type { AccessTokens } from '../platform/access-tokens.js'
 import type { EventBus } from '../platform/events.js'
-import { principalOf } from './context.js'
+import { httpContext, principalOf } from './context.js'
 import { acceptsGraphqlResponse, formatExecution, GRAPHQL_RESPONSE_TYPE } from './errors.js'
 import { graphiqlPlugin } from './graphiql.js'
 import { limitRules, validateOperation } from './limits.js'
@@ -68,9 +68,8 @@ export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOption
     jit: 1,
     validationRules: limitRules,
     errorFormatter: formatExecution as never,
-    context: (request) => ({
-      principal: principalOf(options.accessTokens, request.headers.authorization),
-    }),
+    // Mercurius would answer a context that throws with the REST error envelope.
+    context: (request) => httpContext(options.accessTokens, request.headers.authorization),
     subscription: {
       emitter: options.events.emitter,
       onConnect: ({ payload }) => {
@@ -87,6 +86,9 @@ export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOption
     },
   })
   if (options.graphiql) await app.register(graphiqlPlugin)
+  app.graphql.addHook('preExecution', async (_schema, _document, context) => {
+    if (context.tokenError) throw context.tokenError
+  })
   // Mercurius runs a legacy-protocol subscription without validating it; hold it to
   // the same rules as every other operation. The error becomes the protocol's `error`.
   app.graphql.addHook('preSubscriptionExecution', async (schema, document) => {
