@@ -8,7 +8,7 @@ STAMP := node_modules/.install-stamp
 CHROMIUM := /usr/bin/chromium
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: install generate migrate run check typecheck lint lint-specs drift route-drift explain schema-diff test test-only
+.PHONY: install generate migrate run check typecheck lint lint-specs drift route-drift explain schema-diff bench test test-only
 
 install: $(STAMP)
 
@@ -61,6 +61,11 @@ explain: $(STAMP)
 BASE ?= HEAD~1
 schema-diff: $(STAMP)
 	node bin/schema-diff.mjs --git $(BASE)
+
+## bench: req/s and p99 of the main operations against a bare Fastify baseline, and
+## subscription fan-out; DATABASE_URL / REDIS_URL for Postgres and Redis
+bench: $(STAMP)
+	node --import tsx bench/run.ts
 
 ## test: install, check, then the test suites
 test: check test-only
