@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { products } from '../src/db/schema.js'
 import { backends } from './helpers/backends.js'
-import { startServer, type TestServer } from './helpers/server.js'
+import { ADMIN, login, startServer, type TestServer } from './helpers/server.js'
 
 type Product = { id: number; name: string; price: number; category: string; createdAt: string }
 
@@ -135,6 +135,29 @@ describe.each(backends)('product list on $name', (backend) => {
   it('treats % and _ in the search as themselves', async () => {
     expect(await names('?search=100%25')).toEqual(['100% Cotton_Sheet'])
     expect(await names('?search=n_s')).toEqual(['100% Cotton_Sheet'])
+  })
+
+  it('keeps the totals of the lists right as products move and leave', async () => {
+    const [chair] = (await list('?category=chairs&limit=1')).data
+    const token = (await login(server.api, ADMIN)).accessToken
+    const moved = await server.api.patch(`/products/${chair?.id}`, {
+      json: { category: 'stools' },
+      token,
+    })
+    expect(moved.status).toBe(200)
+    expect((await list('?category=chairs')).pagination.total).toBe(9)
+    expect((await list('?category=stools')).pagination.total).toBe(1)
+    expect((await list()).pagination.total).toBe(23)
+    await server.api.delete(`/products/${chair?.id}`, { token })
+    expect((await list('?category=stools')).pagination.total).toBe(0)
+    expect((await list()).pagination.total).toBe(22)
+    // Put the seed back as the other tests of this file expect it.
+    await server.testDatabase.database.db.insert(products).values({
+      name: 'Chair 18',
+      price: 28,
+      category: 'chairs',
+      createdAt: new Date(base + 18 * 60_000),
+    })
   })
 
   it('combines every filter', async () => {

@@ -46,6 +46,13 @@ export const products = pgTable(
   ],
 )
 
+// Live products per category, kept by triggers (migration 0004): the list's total
+// without a filter, or with only a category, is read here instead of counted.
+export const productCounts = pgTable('product_counts', {
+  category: text('category').primaryKey(),
+  live: integer('live').notNull(),
+})
+
 export const roles = pgEnum('role', ['user', 'admin'])
 
 export const users = pgTable(

@@ -1,6 +1,6 @@
 import { and, count, desc, eq, gte, ilike, isNull, lte, type SQL, sql } from 'drizzle-orm'
 import type { Database, Executor } from '../../db/client.js'
-import { type ProductRow, products } from '../../db/schema.js'
+import { type ProductRow, productCounts, products } from '../../db/schema.js'
 
 export interface ProductFilters {
   category?: string | undefined
@@ -72,12 +72,7 @@ export type ProductsRepository = ReturnType<typeof createProductsRepository>
 
 function listPageQuery(filters: ProductFilters, { page, limit }: PageRequest, executor: Executor) {
   const where = and(live, ...filterConditions(filters))
-  const total = executor.$with('total').as(
-    executor
-      .select({ count: count().as('count') })
-      .from(products)
-      .where(where),
-  )
+  const total = executor.$with('total').as(totalQuery(filters, executor))
   const pageRows = executor
     .select()
     .from(products)
@@ -94,6 +89,24 @@ function listPageQuery(filters: ProductFilters, { page, limit }: PageRequest, ex
     .from(pageRows)
     .rightJoin(total, sql`true`)
     .orderBy(desc(pageRows.createdAt), desc(pageRows.id))
+}
+
+/**
+ * The filtered total: without a price or search filter it is summed from the counts the
+ * triggers keep per category; otherwise counted.
+ */
+function totalQuery(filters: ProductFilters, executor: Executor) {
+  const { category, minPrice, maxPrice, search } = filters
+  if (minPrice === undefined && maxPrice === undefined && search === undefined) {
+    return executor
+      .select({ count: sql<number>`coalesce(sum(${productCounts.live}), 0)::int`.as('count') })
+      .from(productCounts)
+      .where(category === undefined ? undefined : eq(productCounts.category, category))
+  }
+  return executor
+    .select({ count: count().as('count') })
+    .from(products)
+    .where(and(live, ...filterConditions(filters)))
 }
 
 function filterConditions({ category, minPrice, maxPrice, search }: ProductFilters): SQL[] {
