@@ -72,7 +72,7 @@ export type ProductsRepository = ReturnType<typeof createProductsRepository>
 
 function listPageQuery(filters: ProductFilters, { page, limit }: PageRequest, executor: Executor) {
   const where = and(live, ...filterConditions(filters))
-  const total = executor.$with('total').as(totalQuery(filters, executor))
+  const total = executor.$with('total').as(totalQuery(filters, where, executor))
   const pageRows = executor
     .select()
     .from(products)
@@ -95,7 +95,7 @@ function listPageQuery(filters: ProductFilters, { page, limit }: PageRequest, ex
  * The filtered total: without a price or search filter it is summed from the counts the
  * triggers keep per category; otherwise counted.
  */
-function totalQuery(filters: ProductFilters, executor: Executor) {
+function totalQuery(filters: ProductFilters, where: SQL | undefined, executor: Executor) {
   const { category, minPrice, maxPrice, search } = filters
   if (minPrice === undefined && maxPrice === undefined && search === undefined) {
     return executor
@@ -106,7 +106,7 @@ function totalQuery(filters: ProductFilters, executor: Executor) {
   return executor
     .select({ count: count().as('count') })
     .from(products)
-    .where(and(live, ...filterConditions(filters)))
+    .where(where)
 }
 
 function filterConditions({ category, minPrice, maxPrice, search }: ProductFilters): SQL[] {
