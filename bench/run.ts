@@ -7,6 +7,7 @@ import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { openDatabase } from '../src/db/client.js'
 import { createEventBus } from '../src/platform/events.js'
+import { connectRedis } from '../src/platform/redis.js'
 import { fanout } from './fanout.js'
 import { seedProducts } from './seed.js'
 
@@ -36,10 +37,14 @@ const config = loadConfig({
 const sharedBus = config.redisUrl ? undefined : createEventBus({ log })
 const instances = await Promise.all(
   [0, 1].map(async () => {
-    const events = sharedBus ?? createEventBus({ redisUrl: config.redisUrl, log })
-    const app = await buildApp({ database, events, loggerInstance: log }, config)
+    const redis = config.redisUrl
+      ? connectRedis({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, log })
+      : undefined
+    const events = sharedBus ?? createEventBus({ redis, log })
+    const app = await buildApp({ database, events, redis, loggerInstance: log }, config)
     await app.listen({ port: 0, host: '127.0.0.1' })
-    return { app, events, url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` }
+    const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
+    return { app, events, redis, url }
   }),
 )
 const [first] = instances as [(typeof instances)[number]]
@@ -129,4 +134,5 @@ console.log(
 await baseline.close()
 for (const instance of instances) await instance.app.close()
 for (const bus of new Set(instances.map((instance) => instance.events))) await bus.close()
+for (const instance of instances) await instance.redis?.close()
 await database.close()

@@ -16,6 +16,7 @@ const environmentSchema = {
     DATA_DIR: { type: 'string', minLength: 1, default: './data' },
     DATABASE_URL: { type: 'string', pattern: '^postgres(ql)?://' },
     REDIS_URL: { type: 'string', pattern: '^rediss?://' },
+    REDIS_KEY_PREFIX: { type: 'string', maxLength: 100, default: 'catalog:' },
     JWT_SECRET: { type: 'string', minLength: 32 },
     ACCESS_TOKEN_TTL: { type: 'integer', minimum: 1, default: 900 },
     REFRESH_TOKEN_TTL: { type: 'integer', minimum: 1, default: 30 * 24 * 3600 },
@@ -35,6 +36,7 @@ interface Environment {
   DATA_DIR: string
   DATABASE_URL?: string
   REDIS_URL?: string
+  REDIS_KEY_PREFIX: string
   JWT_SECRET?: string
   ACCESS_TOKEN_TTL: number
   REFRESH_TOKEN_TTL: number
@@ -51,8 +53,10 @@ export interface Config {
   host: string
   dataDir: string
   databaseUrl: string | undefined
-  /** Shared pub/sub for many instances; without it events stay in this process. */
+  /** Shared pub/sub and stores for many instances; without it all stays in this process. */
   redisUrl: string | undefined
+  /** Put before every key stored in Redis, so deployments can share one. */
+  redisKeyPrefix: string
   logLevel: Environment['LOG_LEVEL']
   /** Serves GraphiQL and detailed start-up hints. */
   development: boolean
@@ -96,6 +100,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     dataDir: values.DATA_DIR,
     databaseUrl: values.DATABASE_URL,
     redisUrl: values.REDIS_URL,
+    redisKeyPrefix: values.REDIS_KEY_PREFIX,
     logLevel: values.LOG_LEVEL,
     development: values.NODE_ENV === 'development',
     rateLimit:

@@ -4,6 +4,7 @@ import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
 import { openDatabase } from './db/client.js'
 import { createEventBus } from './platform/events.js'
+import { connectRedis } from './platform/redis.js'
 
 // The only file that reads process.env and opens sockets.
 let config: ReturnType<typeof loadConfig>
@@ -18,14 +19,18 @@ try {
 const database = await openDatabase(config)
 await database.migrate()
 const logger = pino({ level: config.logLevel })
-const events = createEventBus({ redisUrl: config.redisUrl, log: logger })
-const app = await buildApp({ database, events, loggerInstance: logger }, config)
+const redis = config.redisUrl
+  ? connectRedis({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, log: logger })
+  : undefined
+const events = createEventBus({ redis, log: logger })
+const app = await buildApp({ database, events, redis, loggerInstance: logger }, config)
 for (const warning of config.warnings) app.log.warn(warning)
 
 closeWithGrace({ delay: 10_000 }, async ({ err }) => {
   if (err) app.log.error({ err }, 'shutting down after an error')
   await app.close()
   await events.close()
+  await redis?.close()
   await database.close()
 })
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
-import { MESSAGE_ADDED } from '../src/domains/chat/chat-topics.js'
+import { chatTopics } from '../src/domains/chat/chat-topics.js'
 import { backends } from './helpers/backends.js'
 import { collect, subscriptionsActive, wsClient, wsUrl } from './helpers/graphql.js'
 import { startServer, type TestServer } from './helpers/server.js'
@@ -54,13 +54,13 @@ describe.each(backends.slice(0, 1))('a subscriber that stops reading ($name)', (
       // A fresh 2 KB string per event, as each real message is: held, they would add up.
       const text = String(index).padEnd(2000, 'x')
       const messageAdded = {
-        id: String(index),
+        id: index,
         chatId: 'flood',
         text,
         author: 'bot',
-        createdAt: '',
+        createdAt: new Date(),
       }
-      await server.events.publish(MESSAGE_ADDED, { messageAdded })
+      await server.events.publish(chatTopics.messageAdded('flood'), { messageAdded })
       // Let sockets drain between bursts, as a real stream of mutations would.
       if (index % 50 === 0) await new Promise((resolve) => setImmediate(resolve))
     }

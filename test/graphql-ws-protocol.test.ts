@@ -5,6 +5,13 @@ import WebSocket from 'ws'
 import { backends } from './helpers/backends.js'
 import { graphql, subscriptionsActive, wsUrl } from './helpers/graphql.js'
 import {
+  type Closed,
+  LEGACY_WS,
+  openRawSocket,
+  type RawSocket,
+  TRANSPORT_WS,
+} from './helpers/raw-socket.js'
+import {
   ADMIN,
   login,
   newUser,
@@ -19,104 +26,23 @@ import {
  * `graphql-ws` is the legacy subscriptions-transport-ws protocol that Mercurius serves.
  */
 
-const TRANSPORT_WS = 'graphql-transport-ws'
-const LEGACY_WS = 'graphql-ws'
-
 const MESSAGE_ADDED_X = 'subscription { messageAdded(chatId: "x") { id text chatId } }'
 const SEND_MESSAGE = `mutation Send($text: String!, $chatId: ID!) {
   sendMessage(text: $text, author: "ws-tester", chatId: $chatId) { id text chatId }
 }`
-
-type Frame = Record<string, any>
-
-interface Closed {
-  code: number
-  reason: string
-}
-
-interface RawSocket {
-  ws: WebSocket
-  /** Every frame received so far, parsed when it is JSON. */
-  frames: Frame[]
-  /** The close code and reason the client observed. */
-  closed: Promise<Closed>
-  send(frame: unknown): void
-  sendRaw(data: string): void
-  /** The next frame not read yet; rejects if the socket closes first or none comes in time. */
-  next(timeoutMs?: number): Promise<Frame>
-}
 
 describe.each(backends)('GraphQL over WebSocket on $name', (backend) => {
   let server: TestServer
   let adminToken: string
   const sockets: RawSocket[] = []
 
-  /** Opens a socket with the given subprotocol (none when undefined) and collects frames. */
   function open(protocol: string | undefined, options: ClientOptions = {}): Promise<RawSocket> {
-    const ws = new WebSocket(
-      wsUrl(server.baseUrl),
-      protocol === undefined ? [] : [protocol],
-      options,
+    const opened = openRawSocket(wsUrl(server.baseUrl), protocol, options)
+    opened.then(
+      (socket) => sockets.push(socket),
+      () => {},
     )
-    const frames: Frame[] = []
-    let read = 0
-    let closedWith: Closed | undefined
-    let wake: (() => void) | undefined
-    const closed = new Promise<Closed>((resolve) => {
-      ws.on('close', (code, reason) => {
-        closedWith = { code, reason: String(reason) }
-        resolve(closedWith)
-        wake?.()
-      })
-    })
-    ws.on('message', (data) => {
-      const text = String(data)
-      try {
-        frames.push(JSON.parse(text))
-      } catch {
-        frames.push({ unparsable: text })
-      }
-      wake?.()
-    })
-    const socket: RawSocket = {
-      ws,
-      frames,
-      closed,
-      send: (frame) => ws.send(JSON.stringify(frame)),
-      sendRaw: (data) => ws.send(data),
-      next(timeoutMs = 5000) {
-        return new Promise((resolve, reject) => {
-          const timer = setTimeout(() => {
-            wake = undefined
-            reject(new Error(`no frame within ${timeoutMs} ms; got ${JSON.stringify(frames)}`))
-          }, timeoutMs)
-          const check = () => {
-            const frame = frames[read]
-            if (frame) {
-              read += 1
-              clearTimeout(timer)
-              wake = undefined
-              resolve(frame)
-            } else if (closedWith) {
-              clearTimeout(timer)
-              wake = undefined
-              reject(
-                new Error(
-                  `closed with ${closedWith.code} ${closedWith.reason}; got ${JSON.stringify(frames)}`,
-                ),
-              )
-            }
-          }
-          wake = check
-          check()
-        })
-      },
-    }
-    sockets.push(socket)
-    return new Promise((resolve, reject) => {
-      ws.once('open', () => resolve(socket))
-      ws.once('error', reject)
-    })
+    return opened
   }
 
   /** A graphql-transport-ws socket past connection_init and connection_ack. */

@@ -1,11 +1,19 @@
 import type {} from 'mercurius'
 import { type AccessTokens, bearerTokenOf, type Principal } from '../platform/access-tokens.js'
 import { unauthenticated } from '../platform/errors.js'
+import { createLoaderSet, type GraphQLLoaders, type LoaderSet } from './loaders.js'
 
-/** What every resolver receives, over HTTP and over WebSocket alike. */
+/**
+ * What every resolver receives, whichever path carried the operation: HTTP, the
+ * `graphql-transport-ws` subprotocol or the legacy `graphql-ws` one.
+ */
 export interface GraphQLContext {
   /** The caller, when a valid token came with the request or the connection. */
   principal: Principal | null
+  /** The HTTP request's id, or the WebSocket upgrade request's: the logs' reqId. */
+  requestId: string
+  /** Batched fields (see loaders.ts); fresh batches for every operation and event. */
+  loaders: LoaderSet
   /** Ends the caller's WebSocket when it reads slower than events arrive; absent over HTTP. */
   closeSlowConsumer?: () => void
   /** Why the request's bearer token was refused; the operation then fails UNAUTHENTICATED. */
@@ -16,19 +24,47 @@ declare module 'mercurius' {
   interface MercuriusContext extends GraphQLContext {}
 }
 
-/** The principal of an optional token: none is anonymous, a bad one is refused. */
-export function principalOf(accessTokens: AccessTokens, token: unknown): Principal | null {
-  if (token === undefined || token === null || token === '') return null
-  if (typeof token !== 'string') throw unauthenticated('authToken must be a string')
-  // A bare token (`authToken`) or an Authorization header's value.
-  return accessTokens.verify(token.includes(' ') ? (bearerTokenOf(token) ?? '') : token)
+/** How a caller may prove who it is: `authToken` of connection_init, or a bearer header. */
+export interface Credentials {
+  authToken?: unknown
+  authorization?: string | undefined
 }
 
-/** The context of an HTTP request: a refused token is kept to fail the operation with. */
-export function httpContext(accessTokens: AccessTokens, authorization: unknown): GraphQLContext {
-  try {
-    return { principal: principalOf(accessTokens, authorization) }
-  } catch (error) {
-    return { principal: null, tokenError: error as Error }
+export type ContextFields = Omit<GraphQLContext, 'loaders' | 'principal' | 'tokenError'>
+
+export function createContextFactory(accessTokens: AccessTokens, loaders: GraphQLLoaders) {
+  /** The principal the credentials prove (authToken first): none is anonymous, a bad one throws. */
+  function principalOf({ authToken, authorization }: Credentials): Principal | null {
+    const token = authToken ?? authorization
+    if (token === undefined || token === null || token === '') return null
+    if (typeof token !== 'string') throw unauthenticated('authToken must be a string')
+    // A bare token (`authToken`) or an Authorization header's value.
+    return accessTokens.verify(token.includes(' ') ? (bearerTokenOf(token) ?? '') : token)
   }
+
+  return {
+    principalOf,
+
+    /**
+     * The one context of every path. A refused token is kept, not thrown, so the
+     * operation fails with UNAUTHENTICATED in the GraphQL shape (see beforeExecution).
+     */
+    create(credentials: Credentials, fields: ContextFields): GraphQLContext {
+      const context = { ...fields, principal: null } as GraphQLContext
+      try {
+        context.principal = principalOf(credentials)
+      } catch (error) {
+        context.tokenError = error as Error
+      }
+      context.loaders = createLoaderSet(loaders)
+      return context
+    },
+  }
+}
+
+export type ContextFactory = ReturnType<typeof createContextFactory>
+
+/** Runs before any operation executes, on every path. */
+export function beforeExecution(context: GraphQLContext): void {
+  if (context.tokenError) throw context.tokenError
 }

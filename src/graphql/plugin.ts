@@ -7,10 +7,11 @@ import type { WebSocket } from 'ws'
 import type { Resolvers } from '../../generated/graphql.js'
 import type { AccessTokens } from '../platform/access-tokens.js'
 import type { EventBus } from '../platform/events.js'
-import { httpContext, principalOf } from './context.js'
+import { beforeExecution, type ContextFactory, createContextFactory } from './context.js'
 import { acceptsGraphqlResponse, formatExecution, GRAPHQL_RESPONSE_TYPE } from './errors.js'
 import { graphiqlPlugin } from './graphiql.js'
 import { limitRules, validateOperation } from './limits.js'
+import { type GraphQLLoaders, loaderResolvers } from './loaders.js'
 import { createTransportWsHandler } from './transport-ws.js'
 
 export const schemaPath = new URL('../../schema.graphql', import.meta.url).pathname
@@ -22,6 +23,8 @@ const SLOW_CONSUMER_CLOSE = { code: 1008, reason: 'Subscriber too slow: events w
 
 export interface GraphqlOptions {
   resolvers: Resolvers
+  /** Batched fields; each gets a resolver that goes through its loader. */
+  loaders: GraphQLLoaders
   events: EventBus
   accessTokens: AccessTokens
   /** Serves GraphiQL at /graphiql. */
@@ -39,15 +42,16 @@ function closeSlowConsumer(socket: WebSocket) {
  * `graphql-transport-ws`, routed by the subprotocol the client asks for.
  */
 export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOptions) {
+  const contexts = createContextFactory(options.accessTokens, options.loaders)
   const transportWs = createTransportWsHandler({
     schema: () => app.graphql.schema,
-    accessTokens: options.accessTokens,
+    contexts,
     log: app.log,
     closeSlowConsumer,
   })
   app.addHook('onRoute', (route) => {
     if (route.url !== GRAPHQL_PATH) return
-    if (route.wsHandler) routeBySubprotocol(route, transportWs)
+    if (route.wsHandler) routeBySubprotocol(route, transportWs, contexts)
     if (route.method === 'POST') allowNullExtensions(route)
   })
 
@@ -62,52 +66,74 @@ export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOption
   await app.register(websocket, { options: { maxPayload: 64 * 1024 } })
   await app.register(mercurius, {
     schema: readFileSync(schemaPath, 'utf8'),
-    resolvers: options.resolvers as IResolvers,
+    resolvers: { ...options.resolvers, ...loaderResolvers(options.loaders) } as IResolvers,
     path: GRAPHQL_PATH,
     graphiql: false,
     jit: 1,
     validationRules: limitRules,
     errorFormatter: formatExecution as never,
-    // Mercurius would answer a context that throws with the REST error envelope.
-    context: (request) => httpContext(options.accessTokens, request.headers.authorization),
+    // A refused token is kept in the context, not thrown: Mercurius would answer a
+    // context that throws with the REST error envelope.
+    context: (request) =>
+      contexts.create({ authorization: request.headers.authorization }, { requestId: request.id }),
     subscription: {
       emitter: options.events.emitter,
+      // The legacy subprotocol. Its upgrade request's token was checked on arrival
+      // (routeBySubprotocol); connection_init's authToken, when given, takes over.
+      context: (socket, request) =>
+        contexts.create(
+          { authorization: request.headers.authorization },
+          {
+            requestId: request.id,
+            closeSlowConsumer: () => closeSlowConsumer(socket as unknown as WebSocket),
+          },
+        ),
       onConnect: ({ payload }) => {
+        if (payload?.authToken === undefined) return true
         try {
-          return { principal: principalOf(options.accessTokens, payload?.authToken) }
+          return { principal: contexts.principalOf({ authToken: payload.authToken }) }
         } catch {
           return false
         }
       },
-      context: (socket) => ({
-        principal: null,
-        closeSlowConsumer: () => closeSlowConsumer(socket as unknown as WebSocket),
-      }),
     },
   })
   if (options.graphiql) await app.register(graphiqlPlugin)
   app.graphql.addHook('preExecution', async (_schema, _document, context) => {
-    if (context.tokenError) throw context.tokenError
+    beforeExecution(context)
   })
   // Mercurius runs a legacy-protocol subscription without validating it; hold it to
   // the same rules as every other operation. The error becomes the protocol's `error`.
-  app.graphql.addHook('preSubscriptionExecution', async (schema, document) => {
+  app.graphql.addHook('preSubscriptionExecution', async (schema, document, context) => {
     const errors = validateOperation(schema, document)
-    if (errors.length === 0) return
-    throw new GraphQLError(errors.map((error) => error.message).join('; '), {
-      extensions: { code: 'GRAPHQL_VALIDATION_FAILED' },
-    })
+    if (errors.length > 0) {
+      throw new GraphQLError(errors.map((error) => error.message).join('; '), {
+        extensions: { code: 'GRAPHQL_VALIDATION_FAILED' },
+      })
+    }
+    beforeExecution(context)
   })
 }
+
+/** Close code of a WebSocket whose credentials are refused, as graphql-transport-ws has it. */
+const FORBIDDEN_CLOSE = 4403
 
 function routeBySubprotocol(
   route: RouteOptions,
   transportWs: ReturnType<typeof createTransportWsHandler>,
+  contexts: ContextFactory,
 ) {
   const legacy = route.wsHandler as NonNullable<RouteOptions['wsHandler']>
   route.wsHandler = function (this: FastifyInstance, socket, request) {
-    if (socket.protocol === LEGACY_SUBPROTOCOL) return legacy.call(this, socket, request)
-    return transportWs(socket as unknown as WebSocket, request)
+    if (socket.protocol !== LEGACY_SUBPROTOCOL) {
+      return transportWs(socket as unknown as WebSocket, request)
+    }
+    try {
+      contexts.principalOf({ authorization: request.headers.authorization })
+    } catch {
+      return socket.close(FORBIDDEN_CLOSE, 'Forbidden')
+    }
+    return legacy.call(this, socket, request)
   }
 }
 

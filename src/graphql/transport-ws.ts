@@ -1,28 +1,27 @@
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify'
 import {
   type DocumentNode,
+  type ExecutionResult,
   execute,
-  type GraphQLError,
+  GraphQLError,
   type GraphQLSchema,
   parse,
   subscribe,
 } from 'graphql'
 import { CloseCode, makeServer } from 'graphql-ws'
 import type { WebSocket } from 'ws'
-import type { AccessTokens, Principal } from '../platform/access-tokens.js'
-import { type GraphQLContext, principalOf } from './context.js'
+import { beforeExecution, type ContextFactory, type GraphQLContext } from './context.js'
 import { toClientError } from './errors.js'
 import { validateOperation } from './limits.js'
 
 interface Extra {
   socket: WebSocket
   request: FastifyRequest
-  principal: Principal | null
 }
 
 export interface TransportWsOptions {
   schema: () => GraphQLSchema
-  accessTokens: AccessTokens
+  contexts: ContextFactory
   log: FastifyBaseLogger
   /** Closes a socket whose subscriber fell too far behind. */
   closeSlowConsumer: (socket: WebSocket) => void
@@ -35,6 +34,26 @@ const KEEP_ALIVE_MS = 12_000
  * every rule of the protocol (and its close codes) holds. Subscriptions run on the
  * same schema, resolvers and emitter as Mercurius.
  */
+const credentialsOf = (ctx: {
+  connectionParams?: Readonly<Record<string, unknown>> | undefined
+  extra: Extra
+}) => ({
+  authToken: ctx.connectionParams?.authToken,
+  authorization: ctx.extra.request.headers.authorization,
+})
+
+/** The checks every path runs before executing; a refusal is the operation's error. */
+function checked<Result>(context: GraphQLContext, run: () => Result): Result | ExecutionResult {
+  try {
+    beforeExecution(context)
+  } catch (error) {
+    return {
+      errors: [new GraphQLError((error as Error).message, { originalError: error as Error })],
+    }
+  }
+  return run()
+}
+
 export function createTransportWsHandler(options: TransportWsOptions) {
   const { log } = options
   const server = makeServer<Record<string, unknown> | undefined, Extra>({
@@ -57,21 +76,21 @@ export function createTransportWsHandler(options: TransportWsOptions) {
         variableValues: payload.variables,
       }
     },
-    execute,
-    subscribe,
+    execute: (args) => checked(args.contextValue as GraphQLContext, () => execute(args)),
+    subscribe: (args) => checked(args.contextValue as GraphQLContext, () => subscribe(args)),
     onConnect(ctx) {
-      const token = ctx.connectionParams?.authToken ?? ctx.extra.request.headers.authorization
       try {
-        ctx.extra.principal = principalOf(options.accessTokens, token)
+        options.contexts.principalOf(credentialsOf(ctx))
         return true
       } catch {
         return false
       }
     },
-    context: (ctx): GraphQLContext => ({
-      principal: ctx.extra.principal,
-      closeSlowConsumer: () => options.closeSlowConsumer(ctx.extra.socket),
-    }),
+    context: (ctx): GraphQLContext =>
+      options.contexts.create(credentialsOf(ctx), {
+        requestId: ctx.extra.request.id,
+        closeSlowConsumer: () => options.closeSlowConsumer(ctx.extra.socket),
+      }),
     onNext: (_ctx, _id, _payload, _args, result) =>
       result.errors
         ? { ...result, errors: result.errors.map((error) => toClientError(error, log)) }
@@ -99,7 +118,7 @@ export function createTransportWsHandler(options: TransportWsOptions) {
             }
           }),
       },
-      { socket, request, principal: null },
+      { socket, request },
     )
     const keepAlive = setInterval(() => socket.ping(), KEEP_ALIVE_MS)
     socket.once('close', (code, reason) => {

@@ -1,13 +1,7 @@
-import type { EventEmitter } from 'node:events'
 import type { FastifyBaseLogger } from 'fastify'
 import mqemitter, { type Message, type MQEmitter } from 'mqemitter'
 import mqemitterRedis from 'mqemitter-redis'
-
-/** What mqemitter-redis keeps beyond its typings: its connections and their state. */
-interface RedisEmitterInternals {
-  pubConn: { status: string; ping(): Promise<unknown> }
-  state: EventEmitter
-}
+import type { RedisConnections } from './redis.js'
 
 export interface LiveSubscriptionOptions {
   /** Events held for a consumer that reads slower than they arrive. */
@@ -21,28 +15,45 @@ export interface LiveSubscriptionOptions {
 const PUBLISH_TIMEOUT_MS = 1000
 
 /**
+ * A topic name that carries the type of its events, so a publisher and a subscriber of
+ * one topic cannot disagree on what travels on it. Topic names live in one module per
+ * domain (`<domain>-topics.ts`).
+ */
+export type Topic<Event> = string & { readonly event?: Event }
+
+/**
+ * An id as one level of a topic. Topics are `/`-separated and `+` and `#` are wildcards
+ * (mqemitter's rules), so a chat named `+` must not follow every chat; `*`, `?` and `[`
+ * are encoded as well, being Redis's pattern characters.
+ */
+export const topicSegment = (id: string) =>
+  encodeURIComponent(id).replace(
+    /[!'()*]/g,
+    (character) => `%${character.charCodeAt(0).toString(16)}`,
+  )
+
+/**
  * The publish/subscribe bus of the service: Mercurius's emitter, in-process or shared
- * through Redis so that every instance sees every event.
+ * through Redis so that every instance sees every event. Publish on narrow topics
+ * (`chat/<id>/messageAdded`); subscribe with `+` for one level of any value.
  */
 export function createEventBus({
-  redisUrl,
+  redis,
   log,
 }: {
-  redisUrl?: string | undefined
+  redis?: RedisConnections | undefined
   log: FastifyBaseLogger
 }) {
-  const emitter: MQEmitter = redisUrl ? mqemitterRedis({ connectionString: redisUrl }) : mqemitter()
-  const redis = redisUrl ? (emitter as unknown as RedisEmitterInternals) : undefined
-  // mqemitter-redis re-emits connection errors on `state`; an EventEmitter without an
-  // error listener throws, which would kill the process during a Redis outage.
-  redis?.state.on('error', (error: Error) => log.warn({ err: error }, 'redis pub/sub error'))
+  const emitter: MQEmitter = redis
+    ? mqemitterRedis({ pubConn: redis.publisher, subConn: redis.subscriber })
+    : mqemitter()
   let active = 0
 
   return {
     emitter,
-    kind: redisUrl ? ('redis' as const) : ('memory' as const),
+    kind: redis ? ('redis' as const) : ('memory' as const),
 
-    publish(topic: string, payload: unknown): Promise<void> {
+    publish<Event>(topic: Topic<Event>, payload: Event): Promise<void> {
       return new Promise((resolve) => {
         const timer = setTimeout(() => {
           log.warn({ topic }, 'publish is waiting for pub/sub; carrying on')
@@ -61,12 +72,12 @@ export function createEventBus({
      * A consumer that falls `maxQueued` events behind is cut off, never buffered
      * without bound.
      */
-    async subscribe(
-      topic: string,
+    async subscribe<Event>(
+      topic: Topic<Event>,
       options: LiveSubscriptionOptions,
-    ): Promise<AsyncIterableIterator<unknown>> {
-      const queue: unknown[] = []
-      let waiting: ((result: IteratorResult<unknown>) => void) | undefined
+    ): Promise<AsyncIterableIterator<Event>> {
+      const queue: Event[] = []
+      let waiting: ((result: IteratorResult<Event>) => void) | undefined
       let ended = false
 
       const end = () => {
@@ -84,20 +95,21 @@ export function createEventBus({
         if (waiting) {
           const resolve = waiting
           waiting = undefined
-          resolve({ value: message.payload, done: false })
+          resolve({ value: message.payload as Event, done: false })
         } else if (queue.length >= options.maxQueued) {
           end()
           options.onOverflow()
         } else {
-          queue.push(message.payload)
+          queue.push(message.payload as Event)
         }
       }
 
       await new Promise<void>((resolve) => emitter.on(topic, listener, resolve))
       active += 1
-      const iterator: AsyncIterableIterator<unknown> = {
+      const iterator: AsyncIterableIterator<Event> = {
         next: () => {
-          if (queue.length > 0) return Promise.resolve({ value: queue.shift(), done: false })
+          const queued = queue.shift()
+          if (queued !== undefined) return Promise.resolve({ value: queued, done: false })
           if (ended) return Promise.resolve({ value: undefined, done: true })
           return new Promise((resolve) => {
             waiting = resolve
@@ -115,40 +127,11 @@ export function createEventBus({
     /** Live subscriptions on this instance. */
     activeSubscriptions: () => active,
 
-    async ping(): Promise<void> {
-      if (!redis) return
-      if (redis.pubConn.status !== 'ready') throw new Error(`redis is ${redis.pubConn.status}`)
-      await redis.pubConn.ping()
-    },
-
-    close(): Promise<void> {
-      return new Promise((resolve) => emitter.close(() => resolve()))
+    /** The in-process emitter is closed here; Redis connections, by their owner. */
+    async close(): Promise<void> {
+      if (!redis) await new Promise<void>((resolve) => emitter.close(() => resolve()))
     },
   }
 }
 
 export type EventBus = ReturnType<typeof createEventBus>
-
-/**
- * The events that pass `keep`. Ending it ends the source at once, even while a
- * `next()` waits (an async generator would wait for one more event first).
- */
-export function filtered<T>(
-  source: AsyncIterableIterator<unknown>,
-  keep: (event: T) => boolean,
-): AsyncIterableIterator<T> {
-  const iterator: AsyncIterableIterator<T> = {
-    async next() {
-      for (;;) {
-        const result = await source.next()
-        if (result.done || keep(result.value as T)) return result as IteratorResult<T>
-      }
-    },
-    return: async () => {
-      await source.return?.()
-      return { value: undefined, done: true }
-    },
-    [Symbol.asyncIterator]: () => iterator,
-  }
-  return iterator
-}

@@ -3,6 +3,7 @@ import { pino } from 'pino'
 import { type AppDependencies, buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { createEventBus, type EventBus } from '../../src/platform/events.js'
+import { connectRedis, type RedisConnections } from '../../src/platform/redis.js'
 import { type Api, createApi } from './api.js'
 import type { Backend, TestDatabase } from './backends.js'
 
@@ -24,6 +25,7 @@ export interface TestServer {
   app: Awaited<ReturnType<typeof buildApp>>
   testDatabase: TestDatabase
   events: EventBus
+  redis: RedisConnections | undefined
   close(): Promise<void>
 }
 
@@ -31,6 +33,8 @@ export interface StartOptions {
   logger?: AppDependencies['logger']
   /** Another server's database, for several instances over one database; not dropped here. */
   testDatabase?: TestDatabase
+  /** The domains to serve instead of the service's own. */
+  modules?: AppDependencies['modules']
 }
 
 /**
@@ -45,8 +49,15 @@ export async function startServer(
   const testDatabase = options.testDatabase ?? (await backend.open())
   const config = loadConfig({ ...testEnvironment, ...environment })
   const logger = options.logger ?? false
-  const events = createEventBus({ redisUrl: config.redisUrl, log: pino({ level: 'silent' }) })
-  const app = await buildApp({ database: testDatabase.database, events, logger }, config)
+  const log = pino({ level: 'silent' })
+  const redis = config.redisUrl
+    ? connectRedis({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, log })
+    : undefined
+  const events = createEventBus({ redis, log })
+  const app = await buildApp(
+    { database: testDatabase.database, events, redis, logger, modules: options.modules },
+    config,
+  )
   await app.listen({ port: 0, host: '127.0.0.1' })
   const { port } = app.server.address() as AddressInfo
   const baseUrl = `http://127.0.0.1:${port}`
@@ -56,9 +67,11 @@ export async function startServer(
     app,
     testDatabase,
     events,
+    redis,
     async close() {
       await app.close()
       await events.close()
+      await redis?.close()
       if (!options.testDatabase) await testDatabase.drop()
     },
   }

@@ -82,6 +82,11 @@ export function createAuthService(deps: AuthServiceDependencies) {
       throw invalidRefreshToken()
     },
 
+    /** Ends every session of a user, as a change of its role or password must. */
+    endSessionsOf(userId: number, executor: Executor = db): Promise<void> {
+      return refreshTokens.revokeEveryFamilyOf(userId, executor)
+    },
+
     /** Ends the caller's session that the refresh token belongs to. */
     async logout(principal: Principal, refreshToken: string): Promise<void> {
       const stored = await refreshTokens.findByHash(hashToken(refreshToken))

@@ -31,6 +31,13 @@ export function createRefreshTokensRepository(db: Database) {
       return rows.length > 0
     },
 
+    async revokeEveryFamilyOf(userId: number, executor: Executor = db): Promise<void> {
+      await executor
+        .update(refreshTokens)
+        .set({ revokedAt: sql`now()` })
+        .where(and(eq(refreshTokens.userId, userId), isNull(refreshTokens.revokedAt)))
+    },
+
     async revokeFamily(familyId: string, executor: Executor = db): Promise<void> {
       await executor
         .update(refreshTokens)

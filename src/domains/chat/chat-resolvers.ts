@@ -1,6 +1,6 @@
-import type { Resolvers } from '../../../generated/graphql.js'
-import { type EventBus, filtered } from '../../platform/events.js'
-import { MESSAGE_ADDED, type MessageAddedEvent } from './chat-topics.js'
+import type { EventBus } from '../../platform/events.js'
+import type { DomainResolvers } from '../module.js'
+import { chatTopics } from './chat-topics.js'
 import type { MessagesService } from './messages-service.js'
 
 /** Events held for one subscriber before it counts as too slow and is cut off. */
@@ -23,17 +23,12 @@ export function createChatResolvers(
     },
     Subscription: {
       messageAdded: {
-        subscribe: async (_root, { chatId }, context) => {
-          const source = await events.subscribe(MESSAGE_ADDED, {
-            maxQueued: MAX_QUEUED_EVENTS,
-            onOverflow: () => context.closeSlowConsumer?.(),
-          })
-          return filtered<MessageAddedEvent>(
-            source,
-            (event) => chatId == null || event.messageAdded.chatId === chatId,
-          )
-        },
+        subscribe: (_root, { chatId }, context) =>
+          events.subscribe(
+            chatId == null ? chatTopics.everyMessageAdded : chatTopics.messageAdded(chatId),
+            { maxQueued: MAX_QUEUED_EVENTS, onOverflow: () => context.closeSlowConsumer?.() },
+          ),
       },
     },
-  } satisfies Resolvers
+  } satisfies DomainResolvers
 }

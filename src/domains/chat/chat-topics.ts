@@ -1,10 +1,16 @@
 import type { MessageRow } from '../../db/schema.js'
+import { type Topic, topicSegment } from '../../platform/events.js'
 
 /**
- * Every new message of every chat; subscribers filter on the message's chatId. The row
- * crosses Redis as msgpack, which keeps its Date.
+ * A chat's messages are published on a topic of their own, so an event costs work only
+ * for that chat's subscribers; following every chat is a wildcard subscription. The
+ * row crosses Redis as msgpack, which keeps its Date.
  */
-export const MESSAGE_ADDED = 'MESSAGE_ADDED'
+export const chatTopics = {
+  messageAdded: (chatId: string): Topic<MessageAddedEvent> =>
+    `chat/${topicSegment(chatId)}/messageAdded`,
+  everyMessageAdded: 'chat/+/messageAdded' as Topic<MessageAddedEvent>,
+}
 
 export interface MessageAddedEvent {
   messageAdded: MessageRow

@@ -1,7 +1,7 @@
 import type { MessageRow } from '../../db/schema.js'
 import { type ErrorDetails, validationFailed } from '../../platform/errors.js'
 import type { EventBus } from '../../platform/events.js'
-import { MESSAGE_ADDED, type MessageAddedEvent } from './chat-topics.js'
+import { chatTopics } from './chat-topics.js'
 import type { MessagesRepository } from './messages-repository.js'
 
 export const LIMITS = {
@@ -39,7 +39,7 @@ export function createMessagesService({ messages, events }: Dependencies) {
       }
       if (Object.keys(problems).length > 0) throw validationFailed(problems)
       const message = await messages.insert(input)
-      await events.publish(MESSAGE_ADDED, { messageAdded: message } satisfies MessageAddedEvent)
+      await events.publish(chatTopics.messageAdded(message.chatId), { messageAdded: message })
       return message
     },
 

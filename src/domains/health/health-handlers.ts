@@ -21,5 +21,5 @@ export function createHealthHandlers(dependencies: Dependency[]) {
       }
       return { data: { status: 'ok' as const } }
     },
-  } satisfies Pick<ServiceHandlers, 'getHealth' | 'getReadiness'>
+  } satisfies Partial<ServiceHandlers>
 }

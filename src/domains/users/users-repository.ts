@@ -37,19 +37,18 @@ export function createUsersRepository(db: Database) {
       return row !== undefined
     },
 
-    /** Makes the user with this email an admin with this password, creating it if need be. */
-    async upsertAdmin(email: string, passwordHash: string, executor: Executor = db) {
-      const promoted = await executor
-        .update(users)
-        .set({ passwordHash, role: 'admin' })
-        .where(emailKey(email))
-        .returning({ id: users.id })
-      if (promoted.length > 0) return
-      // Another instance starting at the same moment may win the insert: same admin.
-      await executor
-        .insert(users)
-        .values({ name: 'Administrator', email, passwordHash, role: 'admin' })
-        .onConflictDoNothing()
+    /** Inserts the user unless its email is taken; undefined when it was. */
+    async insertIfAbsent(user: NewUser, executor: Executor = db): Promise<UserRow | undefined> {
+      const [row] = await executor.insert(users).values(user).onConflictDoNothing().returning()
+      return row
+    },
+
+    async setCredentials(
+      id: number,
+      credentials: Pick<UserRow, 'passwordHash' | 'role'>,
+      executor: Executor = db,
+    ): Promise<void> {
+      await executor.update(users).set(credentials).where(eq(users.id, id))
     },
   }
 }

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
+import type { Database, Executor } from '../../db/client.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import type { UserRow } from '../../db/schema.js'
 import { conflict } from '../../platform/errors.js'
-import { hashPassword } from './password.js'
+import { hashPassword, verifyPassword } from './password.js'
 import type { UsersRepository } from './users-repository.js'
 
 export interface SignUp {
@@ -13,7 +14,44 @@ export interface SignUp {
   age?: number | undefined
 }
 
-export function createUsersService({ users }: { users: UsersRepository }) {
+/** What the users domain needs of sessions: an account whose credentials change loses them. */
+export interface Sessions {
+  endSessionsOf(userId: number, executor?: Executor): Promise<void>
+}
+
+interface Dependencies {
+  db: Database
+  users: UsersRepository
+  sessions: Sessions
+}
+
+const GENERATED_ADMIN_EMAIL = 'admin@localhost'
+
+export function createUsersService({ db, users, sessions }: Dependencies) {
+  const newAdmin = async (email: string, password: string) => ({
+    name: 'Administrator',
+    email,
+    passwordHash: await hashPassword(password),
+    age: null,
+    role: 'admin' as const,
+  })
+
+  /**
+   * Brings an existing account to the configured admin's role and password. When either
+   * changes, every session of the account ends: a refresh token issued to the old
+   * account must not refresh into an admin's access token.
+   */
+  async function bringToAdmin(existing: UserRow, password: string): Promise<boolean> {
+    const samePassword = await verifyPassword(password, existing.passwordHash)
+    if (existing.role === 'admin' && samePassword) return false
+    const passwordHash = samePassword ? existing.passwordHash : await hashPassword(password)
+    await db.transaction(async (tx) => {
+      await users.setCredentials(existing.id, { passwordHash, role: 'admin' }, tx)
+      await sessions.endSessionsOf(existing.id, tx)
+    })
+    return true
+  }
+
   return {
     async signUp({ password, age, ...fields }: SignUp): Promise<UserRow> {
       const passwordHash = await hashPassword(password)
@@ -26,24 +64,40 @@ export function createUsersService({ users }: { users: UsersRepository }) {
     },
 
     /**
-     * The configured admin is created or updated; with none configured and no admin in
-     * the database, admin@localhost gets a random password that is logged this once.
+     * The configured admin is created, or its account brought to the configured role and
+     * password. With none configured and no admin in the database, admin@localhost gets
+     * a random password, logged once: by the instance whose insert won, when several
+     * start together on an empty database.
      */
     async ensureAdmin(
       configured: { email: string; password: string } | undefined,
       log: FastifyBaseLogger,
     ): Promise<void> {
       if (configured) {
-        await users.upsertAdmin(configured.email, await hashPassword(configured.password))
+        const { email, password } = configured
+        const existing =
+          (await users.findByEmail(email)) ??
+          (await users.insertIfAbsent(await newAdmin(email, password))) ??
+          (await users.findByEmail(email))
+        if (existing && (await bringToAdmin(existing, password))) {
+          log.warn({ email }, 'the configured admin changed role or password: its sessions ended')
+        }
         return
       }
       if (await users.hasAdmin()) return
       const password = randomBytes(12).toString('base64url')
-      await users.upsertAdmin('admin@localhost', await hashPassword(password))
-      log.warn(
-        { email: 'admin@localhost', password },
-        'created the first admin; set ADMIN_EMAIL and ADMIN_PASSWORD to choose your own',
-      )
+      const created = await users.insertIfAbsent(await newAdmin(GENERATED_ADMIN_EMAIL, password))
+      if (created) {
+        log.warn(
+          { email: GENERATED_ADMIN_EMAIL, password },
+          'created the first admin; set ADMIN_EMAIL and ADMIN_PASSWORD to choose your own',
+        )
+      } else if (!(await users.hasAdmin())) {
+        log.error(
+          { email: GENERATED_ADMIN_EMAIL },
+          'no admin exists and admin@localhost is an ordinary account: set ADMIN_EMAIL and ADMIN_PASSWORD',
+        )
+      }
     },
   }
 }

@@ -1,0 +1,21 @@
+import type { Infrastructure } from '../module.js'
+import { createUsersRepository } from '../users/users-repository.js'
+import { createAuthHandlers } from './auth-handlers.js'
+import { createAuthService } from './auth-service.js'
+import { createRefreshTokensRepository } from './refresh-tokens-repository.js'
+
+/** Login, refresh-token rotation and logout; its sessions service serves other domains. */
+export function createAuthModule({
+  database,
+  config,
+  accessTokens,
+}: Pick<Infrastructure, 'database' | 'config' | 'accessTokens'>) {
+  const auth = createAuthService({
+    db: database.db,
+    users: createUsersRepository(database.db),
+    refreshTokens: createRefreshTokensRepository(database.db),
+    accessTokens,
+    refreshTokenTtlSeconds: config.auth.refreshTokenTtlSeconds,
+  })
+  return { name: 'auth', handlers: createAuthHandlers(auth), sessions: auth }
+}

@@ -1,0 +1,12 @@
+import type { Infrastructure } from '../module.js'
+import { createHealthHandlers, type Dependency } from './health-handlers.js'
+
+/** Liveness, and readiness: every outside dependency this instance needs answers. */
+export function createHealthModule({
+  database,
+  redis,
+}: Pick<Infrastructure, 'database' | 'redis'>) {
+  const dependencies: Dependency[] = [{ name: 'database', ping: database.ping }]
+  if (redis) dependencies.push({ name: 'redis', ping: redis.ping })
+  return { name: 'health', handlers: createHealthHandlers(dependencies) }
+}

@@ -1,0 +1,22 @@
+import { createAuthModule } from './auth/auth-module.js'
+import { createCatalogModule } from './catalog/catalog-module.js'
+import { createChatModule } from './chat/chat-module.js'
+import { createHealthModule } from './health/health-module.js'
+import { completeModules, type Infrastructure } from './module.js'
+import { createUsersModule } from './users/users-module.js'
+
+/**
+ * Every domain the service serves, in start order (they stop in reverse). A new domain
+ * is a folder under src/domains/ and a line here; the compiler refuses this list while
+ * an operation of openapi.yaml or a root field of schema.graphql has no module, or two.
+ */
+export function createDomainModules(infrastructure: Infrastructure) {
+  const auth = createAuthModule(infrastructure)
+  return completeModules([
+    createHealthModule(infrastructure),
+    auth,
+    createUsersModule(infrastructure, { sessions: auth.sessions }),
+    createCatalogModule(infrastructure),
+    createChatModule(infrastructure),
+  ])
+}

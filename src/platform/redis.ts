@@ -1,0 +1,81 @@
+import type { FastifyBaseLogger } from 'fastify'
+import { Redis, type RedisOptions } from 'ioredis'
+
+/** Reconnect backoff: 100 ms more per attempt, never more than 2 s between attempts. */
+const retryStrategy = (attempt: number) => Math.min(attempt * 100, 2000)
+const QUIT_TIMEOUT_MS = 1000
+
+/**
+ * The service's Redis clients, made in one place and handed to whatever needs Redis.
+ * A subscribing connection can run nothing but pub/sub, so each role has its own.
+ */
+export interface RedisConnections {
+  /**
+   * Commands of stores that span instances (rate-limit counters…). It fails at once
+   * while Redis is away, so a request never waits on it; the stores fail open.
+   */
+  commands: Redis
+  /** Publishes events; holds them while Redis is away and sends them when it is back. */
+  publisher: Redis
+  /** Receives events: in subscriber mode, it runs only pub/sub commands. */
+  subscriber: Redis
+  /** Throws unless every connection is ready and Redis answers. */
+  ping(): Promise<void>
+  close(): Promise<void>
+}
+
+export interface RedisSettings {
+  url: string
+  /** Put before every key this service stores, so deployments can share one Redis. */
+  keyPrefix: string
+  log: FastifyBaseLogger
+}
+
+export function connectRedis({ url, keyPrefix, log }: RedisSettings): RedisConnections {
+  const connect = (role: string, options: RedisOptions) => {
+    const client = new Redis(url, { retryStrategy, connectTimeout: 5000, ...options })
+    // An ioredis client without an error listener crashes the process on the first
+    // refused connection; an outage is logged and ridden out instead.
+    client.on('error', (error: Error) => log.warn({ err: error, role }, 'redis connection error'))
+    return client
+  }
+  const connections = {
+    commands: connect('commands', {
+      keyPrefix,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+    }),
+    publisher: connect('publisher', {}),
+    subscriber: connect('subscriber', {}),
+  }
+  const clients = Object.values(connections)
+  return {
+    ...connections,
+
+    async ping() {
+      const down = Object.entries(connections).filter(([, client]) => client.status !== 'ready')
+      if (down.length > 0) {
+        throw new Error(
+          `redis is not ready: ${down.map(([role, { status }]) => `${role} ${status}`)}`,
+        )
+      }
+      await connections.commands.ping()
+    },
+
+    async close() {
+      await Promise.all(clients.map(quit))
+    },
+  }
+}
+
+/** QUIT lets pending replies arrive; a Redis that does not answer is cut off instead. */
+async function quit(client: Redis): Promise<void> {
+  if (client.status === 'end') return
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, QUIT_TIMEOUT_MS)
+  })
+  await Promise.race([client.quit().catch(() => undefined), timeout])
+  clearTimeout(timer)
+  client.disconnect()
+}
