@@ -3,14 +3,27 @@ import type { ExecutionResult } from 'graphql'
 import { GraphQLError, type GraphQLFormattedError } from 'graphql'
 import { AppError, type ErrorCode } from '../platform/errors.js'
 
-const CODES: Partial<Record<ErrorCode, string>> = {
+/**
+ * The `extensions.code` of every error of the catalogue: the GraphQL community's names
+ * where there are some (Apollo's), the REST code otherwise. Total, so a code added to
+ * openapi.yaml cannot fall through to INTERNAL_SERVER_ERROR unnoticed.
+ */
+export const GRAPHQL_CODES: Record<ErrorCode, string> = {
   VALIDATION_ERROR: 'BAD_USER_INPUT',
   BAD_REQUEST: 'BAD_USER_INPUT',
   UNPROCESSABLE: 'BAD_USER_INPUT',
+  PAYLOAD_TOO_LARGE: 'BAD_USER_INPUT',
+  UNSUPPORTED_MEDIA_TYPE: 'BAD_USER_INPUT',
+  METHOD_NOT_ALLOWED: 'BAD_USER_INPUT',
   UNAUTHENTICATED: 'UNAUTHENTICATED',
   FORBIDDEN: 'FORBIDDEN',
   NOT_FOUND: 'NOT_FOUND',
   GONE: 'NOT_FOUND',
+  CONFLICT: 'CONFLICT',
+  RATE_LIMITED: 'RATE_LIMITED',
+  INTERNAL: 'INTERNAL_SERVER_ERROR',
+  BAD_GATEWAY: 'BAD_GATEWAY',
+  UNAVAILABLE: 'UNAVAILABLE',
 }
 
 /**
@@ -23,7 +36,7 @@ export function toClientError(error: GraphQLError, log: FastifyBaseLogger): Grap
   const original = error.originalError
   const base = { ...(locations && { locations }), ...(path && { path }) }
   if (original instanceof AppError) {
-    const code = CODES[original.code] ?? 'INTERNAL_SERVER_ERROR'
+    const code = GRAPHQL_CODES[original.code]
     if (!original.details) return { message, ...base, extensions: { code } }
     const { details } = original
     const described = Object.entries(details).map(
