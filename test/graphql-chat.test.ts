@@ -163,6 +163,28 @@ describe.each(backends)('GraphQL chat on $name', (backend) => {
       await client.dispose()
     })
 
+    it('keeps chats whose ids look like topic wildcards or levels to themselves', async () => {
+      // Events travel on chat/<id>/messageAdded: these ids must not widen a subscription.
+      const ids = ['+', '#', 'a/b', 'a*', '%2B']
+      const client = wsClient(server.baseUrl)
+      const subscriptions = ids.map((chatId) =>
+        collect(client, 'subscription($chatId: ID) { messageAdded(chatId: $chatId) { chatId } }', {
+          chatId,
+        }),
+      )
+      const everything = collect(client, 'subscription { messageAdded { chatId } }')
+      await subscriptionsActive(server.events, ids.length + 1)
+      await send('ordinary', 'a')
+      for (const chatId of ids) await send(`to ${chatId}`, chatId)
+      // Once every chat's subscriber has all of them, each message has been delivered.
+      await everything.until(ids.length + 1)
+      for (const [index, chatId] of ids.entries()) {
+        expect(subscriptions[index]?.items).toEqual([{ messageAdded: { chatId } }])
+      }
+      for (const subscription of [...subscriptions, everything]) subscription.dispose()
+      await client.dispose()
+    })
+
     it('takes an authToken in the connection parameters', async () => {
       const { accessToken } = await login(server.api, ADMIN)
       const client = wsClient(server.baseUrl, { authToken: accessToken })
