@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm'
+import { loadConfig } from '../src/config.js'
 import { openDatabase } from '../src/db/client.js'
 import { createProductsRepository } from '../src/domains/catalog/products-repository.js'
 import { seedProducts } from './seed.js'
@@ -6,7 +7,14 @@ import { seedProducts } from './seed.js'
 // `npm run explain -- [count]`: EXPLAIN ANALYZE of the catalog's list and read queries on
 // `count` seeded products, in a fresh in-memory PGlite or, with DATABASE_URL, in Postgres.
 const count = Number(process.argv[2] ?? 100_000)
-const database = await openDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir: 'memory://' })
+const database = await openDatabase(
+  // Seeding a million rows runs long by design.
+  loadConfig({
+    DATABASE_URL: process.env.DATABASE_URL,
+    DATA_DIR: 'memory://',
+    DATABASE_TIMEOUT: '600000',
+  }),
+)
 await database.migrate()
 const { db } = database
 await db.execute(sql`truncate products restart identity`)

@@ -15,6 +15,7 @@ const environmentSchema = {
     HOST: { type: 'string', minLength: 1, default: '127.0.0.1' },
     DATA_DIR: { type: 'string', minLength: 1, default: './data' },
     DATABASE_URL: { type: 'string', pattern: '^postgres(ql)?://' },
+    DATABASE_TIMEOUT: { type: 'integer', minimum: 100, maximum: 600_000, default: 5000 },
     REDIS_URL: { type: 'string', pattern: '^rediss?://' },
     REDIS_KEY_PREFIX: { type: 'string', maxLength: 100, default: 'catalog:' },
     JWT_SECRET: { type: 'string', minLength: 32 },
@@ -35,6 +36,7 @@ interface Environment {
   HOST: string
   DATA_DIR: string
   DATABASE_URL?: string
+  DATABASE_TIMEOUT: number
   REDIS_URL?: string
   REDIS_KEY_PREFIX: string
   JWT_SECRET?: string
@@ -53,6 +55,11 @@ export interface Config {
   host: string
   dataDir: string
   databaseUrl: string | undefined
+  /**
+   * The longest a statement may run, and the longest the service waits for a connection
+   * or an answer before telling the client 503 (Postgres only).
+   */
+  databaseTimeoutMs: number
   /** Shared pub/sub and stores for many instances; without it all stays in this process. */
   redisUrl: string | undefined
   /** Put before every key stored in Redis, so deployments can share one. */
@@ -99,6 +106,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     host: values.HOST,
     dataDir: values.DATA_DIR,
     databaseUrl: values.DATABASE_URL,
+    databaseTimeoutMs: values.DATABASE_TIMEOUT,
     redisUrl: values.REDIS_URL,
     redisKeyPrefix: values.REDIS_KEY_PREFIX,
     logLevel: values.LOG_LEVEL,

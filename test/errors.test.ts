@@ -84,3 +84,37 @@ describe.each(backends)('errors on $name', (backend) => {
     expect(JSON.stringify(logged.err)).toMatch(/products/)
   })
 })
+
+describe.each(backends)('secrets in the logs on $name', (backend) => {
+  it('keeps the password and its hash out of the log of a failing sign-up', async () => {
+    const logLines: string[] = []
+    const server = await startServer(
+      backend,
+      {},
+      { logger: { level: 'info', stream: { write: (line: string) => logLines.push(line) } } },
+    )
+    try {
+      // Sign-up fails after hashing: the INSERT that carries the hash is what fails.
+      await server.testDatabase.database.db.execute(sql`drop table users cascade`)
+      const password = 'a-secret-password-9'
+      const requestId = randomUUID()
+      const response = await server.api.post('/users', {
+        json: { name: 'Leaky', email: 'leaky@example.com', password },
+        headers: { 'x-request-id': requestId },
+      })
+      expect(response.status).toBe(500)
+      const log = logLines.join('\n')
+      const failure = logLines.map((line) => JSON.parse(line)).find((entry) => entry.level === 50)
+      // Still useful to an operator: the request, the statement and the driver's reason.
+      expect(failure).toMatchObject({ reqId: requestId, msg: 'request failed' })
+      expect(failure.err).toMatchObject({
+        statement: expect.stringMatching(/^insert into "users"/),
+        message: expect.stringMatching(/users/),
+      })
+      expect(log).not.toContain(password)
+      expect(log).not.toMatch(/scrypt\$/)
+    } finally {
+      await server.close()
+    }
+  })
+})

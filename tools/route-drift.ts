@@ -31,7 +31,7 @@ const documented = new Set(
   ),
 )
 
-const database = await openDatabase({ dataDir: 'memory://' })
+const database = await openDatabase(loadConfig({ DATA_DIR: 'memory://' }))
 await database.migrate()
 const log = pino({ level: 'silent' })
 const events = createEventBus({ log })

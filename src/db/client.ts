@@ -20,6 +20,8 @@ export interface DatabaseSettings {
   databaseUrl?: string | undefined
   /** PGlite's directory, or `memory://` for a database that lives only in this process. */
   dataDir: string
+  /** Statement timeout and the wait for an answer, on Postgres (see Config). */
+  databaseTimeoutMs: number
 }
 
 /** Session settings of every connection, on both drivers. */
@@ -39,7 +41,7 @@ export const migrationsFolder = new URL('../../drizzle', import.meta.url).pathna
 export async function openDatabase(settings: DatabaseSettings): Promise<DatabaseHandle> {
   if (settings.databaseUrl) {
     const { openPostgres } = await import('./postgres.js')
-    return openPostgres(settings.databaseUrl)
+    return openPostgres(settings.databaseUrl, settings.databaseTimeoutMs)
   }
   const { openPglite } = await import('./pglite.js')
   return openPglite(settings.dataDir)

@@ -1,8 +1,71 @@
+import { DrizzleQueryError } from 'drizzle-orm/errors'
+
 /** Postgres reports a broken unique constraint as SQLSTATE 23505, on either driver. */
 export function isUniqueViolation(error: unknown): boolean {
-  // drizzle wraps the driver's error; the SQLSTATE is on its cause.
-  for (let current = error; current instanceof Error; current = current.cause) {
-    if ((current as { code?: unknown }).code === '23505') return true
-  }
-  return false
+  return causes(error).some((each) => codeOf(each) === '23505')
 }
+
+/**
+ * Failures that say nothing about the request and pass when the database is back: no
+ * connection, no answer in time, a server shutting down or refusing connections, a
+ * statement ended by statement_timeout, a transaction that lost a deadlock or a
+ * serialization conflict. The client may retry them.
+ */
+const TRANSIENT = new Set([
+  // postgres.js and Node's sockets
+  'CONNECT_TIMEOUT',
+  'CONNECTION_CLOSED',
+  'CONNECTION_DESTROYED',
+  'CONNECTION_ENDED',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'DATABASE_DEADLINE',
+  // SQLSTATE: connection exceptions, operator intervention, resources, rollbacks
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+  '57014',
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+  '40001',
+  '40P01',
+])
+
+export function isDatabaseUnavailable(error: unknown): boolean {
+  return causes(error).some((each) => TRANSIENT.has(String(codeOf(each))))
+}
+
+/**
+ * A failed statement as it may be logged: the driver's error and the statement, never
+ * the parameters, which hold password hashes and tokens (drizzle's own message lists
+ * them).
+ */
+export function loggableError(error: unknown): unknown {
+  if (!(error instanceof DrizzleQueryError)) return error
+  const cause = error.cause instanceof Error ? error.cause : undefined
+  return {
+    type: cause?.name ?? 'DrizzleQueryError',
+    message: cause?.message ?? 'The statement failed',
+    code: codeOf(cause),
+    statement: error.query,
+    // drizzle's own stack begins with its message, parameters included.
+    stack: cause?.stack,
+  }
+}
+
+// drizzle wraps the driver's error; the code is on its cause.
+function causes(error: unknown): unknown[] {
+  const chain: unknown[] = []
+  for (let current = error; current instanceof Error; current = current.cause) chain.push(current)
+  return chain
+}
+
+const codeOf = (error: unknown) => (error as { code?: unknown }).code

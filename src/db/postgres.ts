@@ -2,31 +2,48 @@ import { drizzle } from 'drizzle-orm/postgres-js'
 import { migrate } from 'drizzle-orm/postgres-js/migrator'
 import postgres from 'postgres'
 import { type Database, type DatabaseHandle, migrationsFolder, PLANNER_SETTINGS } from './client.js'
+import { withDeadlines } from './deadlines.js'
 import * as schema from './schema.js'
 
 // Any constant shared by every instance: they take turns migrating.
 const MIGRATION_LOCK = 72_817_311
+/** What the client waits beyond the server's statement_timeout before giving up itself. */
+const DEADLINE_GRACE_MS = 1000
 
-export async function openPostgres(url: string): Promise<DatabaseHandle> {
+/**
+ * Seconds before reconnecting after a failure: short, so service resumes within about a
+ * second of the database's return (the driver's own backoff grows to 20 s), jittered so
+ * instances do not reconnect in step.
+ */
+const reconnectDelay = (failures: number) =>
+  Math.min(0.05 * 2 ** failures, 0.5) * (0.5 + Math.random() / 2)
+
+const connectionOptions = (timeoutMs: number) => ({
+  onnotice: () => {},
+  connect_timeout: Math.ceil(timeoutMs / 1000),
+  backoff: reconnectDelay,
+})
+
+export async function openPostgres(url: string, timeoutMs: number): Promise<DatabaseHandle> {
   const client = postgres(url, {
+    ...connectionOptions(timeoutMs),
     max: 10,
-    onnotice: () => {},
-    connection: PLANNER_SETTINGS,
+    connection: { ...PLANNER_SETTINGS, statement_timeout: timeoutMs },
   })
-  const db = drizzle({ client, schema })
+  const db = drizzle({ client: withDeadlines(client, timeoutMs + DEADLINE_GRACE_MS), schema })
   return {
     kind: 'postgres',
     db: db as unknown as Database,
-    migrate: () => migrateWithLock(url),
+    migrate: () => migrateWithLock(url, timeoutMs),
     ping: async () => {
-      await client`select 1`
+      await db.execute('select 1')
     },
     close: () => client.end({ timeout: 5 }),
   }
 }
 
-async function migrateWithLock(url: string): Promise<void> {
-  const client = postgres(url, { max: 1, onnotice: () => {} })
+async function migrateWithLock(url: string, timeoutMs: number): Promise<void> {
+  const client = postgres(url, { ...connectionOptions(timeoutMs), max: 1 })
   try {
     await client`select pg_advisory_lock(${MIGRATION_LOCK})`
     await migrate(drizzle({ client }), { migrationsFolder })

@@ -1,6 +1,8 @@
 import type { FastifyBaseLogger, FastifyReply } from 'fastify'
 import type { ExecutionResult } from 'graphql'
 import { GraphQLError, type GraphQLFormattedError } from 'graphql'
+import { isDatabaseUnavailable, loggableError } from '../db/errors.js'
+import { databaseUnavailable } from '../platform/error-handler.js'
 import { AppError, type ErrorCode } from '../platform/errors.js'
 
 /**
@@ -33,7 +35,9 @@ export const GRAPHQL_CODES: Record<ErrorCode, string> = {
  */
 export function toClientError(error: GraphQLError, log: FastifyBaseLogger): GraphQLFormattedError {
   const { message, locations, path } = error
-  const original = error.originalError
+  const original = isDatabaseUnavailable(error.originalError)
+    ? databaseUnavailable()
+    : error.originalError
   const base = { ...(locations && { locations }), ...(path && { path }) }
   if (original instanceof AppError) {
     const code = GRAPHQL_CODES[original.code]
@@ -52,7 +56,7 @@ export function toClientError(error: GraphQLError, log: FastifyBaseLogger): Grap
     // The request itself was malformed (not JSON, no query, …): the client's to fix.
     return { message: original.message, ...base, extensions: { code: 'BAD_USER_INPUT' } }
   }
-  log.error({ err: original, path }, 'resolver failed')
+  log.error({ err: loggableError(original), path }, 'resolver failed')
   return {
     message: 'Internal server error',
     ...base,

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import { isDatabaseUnavailable, loggableError } from '../db/errors.js'
 import {
   AppError,
   badRequest,
@@ -7,6 +8,7 @@ import {
   internal,
   notFound,
   unauthenticated,
+  unavailable,
 } from './errors.js'
 import { validationDetails } from './validation.js'
 
@@ -35,6 +37,11 @@ const CODES_BY_STATUS: Record<number, ErrorCode> = {
   429: 'RATE_LIMITED',
 }
 
+const RETRY_AFTER_SECONDS = 2
+
+export const databaseUnavailable = () =>
+  unavailable('The database is not answering; retry in a moment')
+
 /** The one place where any failure becomes the spec's error envelope. */
 export function toAppError(error: FastifyError): AppError {
   if (error instanceof AppError) return error
@@ -58,13 +65,19 @@ export function toAppError(error: FastifyError): AppError {
   const code = CODES_BY_STATUS[status]
   // Framework 4xx errors describe the request, not the server: safe to pass on.
   if (code && error.code?.startsWith('FST_')) return new AppError(code, status, error.message)
+  if (isDatabaseUnavailable(error)) return databaseUnavailable()
   return internal()
 }
 
 async function errorHandlerPlugin(app: FastifyInstance) {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const appError = toAppError(error)
-    if (appError.statusCode >= 500) request.log.error({ err: error }, 'request failed')
+    if (appError.statusCode >= 500)
+      request.log.error({ err: loggableError(error) }, 'request failed')
+    // A client told to come back should be told when; outages here pass in seconds.
+    if (appError.statusCode === 503 && !reply.hasHeader('retry-after')) {
+      reply.header('retry-after', RETRY_AFTER_SECONDS)
+    }
     return sendError(reply, appError)
   })
   app.setNotFoundHandler((request: FastifyRequest, reply) => {

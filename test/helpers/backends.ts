@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import postgres from 'postgres'
+import { loadConfig } from '../../src/config.js'
 import { type DatabaseHandle, openDatabase } from '../../src/db/client.js'
 
 export interface TestDatabase {
@@ -21,10 +22,13 @@ if (process.env.CI === 'true' && !postgresUrl) {
   throw new Error('CI runs the Postgres suites: set TEST_DATABASE_URL')
 }
 
+/** The service's own database settings, as a start without configuration gets them. */
+const defaults = loadConfig({})
+
 const pglite: Backend = {
   name: 'pglite',
   async open() {
-    const database = await openDatabase({ dataDir: 'memory://' })
+    const database = await openDatabase({ ...defaults, dataDir: 'memory://' })
     await database.migrate()
     return { database, drop: () => database.close() }
   },
@@ -39,7 +43,7 @@ function postgresBackend(adminUrl: string): Backend {
       await admin.unsafe(`create database ${name}`)
       const url = new URL(adminUrl)
       url.pathname = `/${name}`
-      const database = await openDatabase({ databaseUrl: url.href, dataDir: 'unused' })
+      const database = await openDatabase({ ...defaults, databaseUrl: url.href })
       await database.migrate()
       return {
         database,

@@ -6,6 +6,18 @@ export interface Dependency {
   ping(): Promise<void>
 }
 
+/** A dependency that has not answered by then counts as down: /ready never hangs. */
+const PING_TIMEOUT_MS = 2000
+
+const pingInTime = (dependency: Dependency) =>
+  new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('no answer in time')), PING_TIMEOUT_MS)
+    dependency
+      .ping()
+      .then(resolve, reject)
+      .finally(() => clearTimeout(timer))
+  })
+
 export function createHealthHandlers(dependencies: Dependency[]) {
   return {
     async getHealth() {
@@ -13,7 +25,7 @@ export function createHealthHandlers(dependencies: Dependency[]) {
     },
 
     async getReadiness(request) {
-      const results = await Promise.allSettled(dependencies.map((each) => each.ping()))
+      const results = await Promise.allSettled(dependencies.map(pingInTime))
       const down = dependencies.filter((_, index) => results[index]?.status === 'rejected')
       if (down.length > 0) {
         request.log.warn({ down: down.map((each) => each.name) }, 'not ready')

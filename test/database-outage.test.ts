@@ -1,0 +1,102 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { openDatabase } from '../src/db/client.js'
+import { backends, type TestDatabase } from './helpers/backends.js'
+import { graphql } from './helpers/graphql.js'
+import { ADMIN, login, startServer, type TestServer } from './helpers/server.js'
+import { type TcpRelay, tcpRelay } from './helpers/tcp-relay.js'
+
+/**
+ * Postgres behind a relay that the test cuts (a crash) or stalls (a silent host): the
+ * service answers 503 UNAVAILABLE with Retry-After in bounded time, never hangs and never
+ * answers 500, and serves again about a second after the database is back.
+ */
+
+const postgres = backends.find((backend) => backend.name === 'postgres')
+const DATABASE_TIMEOUT_MS = 1000
+const product = { name: 'Outage lamp', price: 9.5, category: 'outage' }
+
+describe.runIf(postgres)('a database outage', () => {
+  let direct: TestDatabase
+  let relay: TcpRelay
+  let server: TestServer
+  let productId: number
+  let token: string
+
+  beforeAll(async () => {
+    direct = await (postgres as NonNullable<typeof postgres>).open()
+    relay = await tcpRelay(direct.url as string)
+    const relayed = new URL(direct.url as string)
+    relayed.port = String(relay.port)
+    const database = await openDatabase({
+      databaseUrl: relayed.href,
+      dataDir: 'unused',
+      databaseTimeoutMs: DATABASE_TIMEOUT_MS,
+    })
+    server = await startServer(
+      postgres as NonNullable<typeof postgres>,
+      {},
+      { testDatabase: { database, drop: () => database.close() } },
+    )
+    token = (await login(server.api, ADMIN)).accessToken
+    const created = await server.api.post('/products', { json: product, token })
+    productId = created.body.data.id
+  })
+  afterAll(async () => {
+    await server?.close()
+    await server?.testDatabase.database.close()
+    await relay?.close()
+    await direct?.drop()
+  })
+
+  /** What a client sees, and how long it waited for it. */
+  async function timed<T>(request: () => Promise<T>) {
+    const started = performance.now()
+    const result = await request()
+    return { result, ms: Math.round(performance.now() - started) }
+  }
+
+  function expectUnavailable(response: { status: number; body: any; headers: Headers }) {
+    expect(response.status).toBe(503)
+    expect(response.body.error.code).toBe('UNAVAILABLE')
+    expect(Number(response.headers.get('retry-after'))).toBeGreaterThan(0)
+  }
+
+  /** Polls until the product reads again; how long that took after `since`. */
+  async function recovered(since: number) {
+    await expect
+      .poll(async () => (await server.api.get(`/products/${productId}`)).status, {
+        timeout: 10_000,
+        interval: 50,
+      })
+      .toBe(200)
+    return Math.round(performance.now() - since)
+  }
+
+  for (const outage of ['cut', 'stall'] as const) {
+    it(`answers 503 while the database is ${outage === 'cut' ? 'down' : 'silent'}, then recovers`, async () => {
+      expect((await server.api.get(`/products/${productId}`)).status).toBe(200)
+      if (outage === 'cut') await relay.cut()
+      else relay.stall()
+
+      const read = await timed(() => server.api.get(`/products/${productId}`))
+      expectUnavailable(read.result)
+      const write = await timed(() => server.api.post('/products', { json: product, token }))
+      expectUnavailable(write.result)
+      const ready = await timed(() => server.api.get('/ready'))
+      expect(ready.result.status).toBe(503)
+      const query = await timed(() => graphql(server.baseUrl, '{ messages { id } }'))
+      expect(query.result.body.errors?.[0]?.extensions?.code).toBe('UNAVAILABLE')
+      expect((await server.api.get('/health')).status).toBe(200)
+
+      const restoredAt = performance.now()
+      await relay.restore()
+      const recoveryMs = await recovered(restoredAt)
+      expect((await server.api.get('/ready')).status).toBe(200)
+      console.info(
+        `database ${outage}: read → 503 in ${read.ms} ms, write → 503 in ${write.ms} ms, ` +
+          `/ready → 503 in ${ready.ms} ms, GraphQL → UNAVAILABLE in ${query.ms} ms; ` +
+          `serving again ${recoveryMs} ms after the database came back`,
+      )
+    }, 60_000)
+  }
+})

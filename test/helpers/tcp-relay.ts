@@ -1,0 +1,99 @@
+import { connect, createServer, type Server, type Socket } from 'node:net'
+
+interface Pair {
+  client: Socket
+  upstream: Socket | undefined
+}
+
+/**
+ * A TCP relay to a server (Postgres, Redis) that a test can cut, stall and restore, to
+ * stage an outage without touching the server that other suites use.
+ * - cut: every connection dropped, new ones refused (a crash, a closed port);
+ * - stall: connections accepted and kept, but nothing passes either way (a hung host,
+ *   a black-holing network);
+ * - restore: back to relaying; what stalled connections held is delivered.
+ */
+export async function tcpRelay(target: string) {
+  const { hostname, port } = new URL(target)
+  const pairs = new Set<Pair>()
+  let server: Server | undefined
+  let relayPort = 0
+  let stalled = false
+
+  const link = (pair: Pair) => {
+    const upstream = connect(Number(port), hostname)
+    pair.upstream = upstream
+    upstream.on('error', () => pair.client.destroy())
+    upstream.on('close', () => pair.client.destroy())
+    pair.client.pipe(upstream).pipe(pair.client)
+  }
+
+  const listen = () =>
+    new Promise<void>((resolve) => {
+      const relay = createServer((client) => {
+        const pair: Pair = { client, upstream: undefined }
+        pairs.add(pair)
+        client.on('error', () => client.destroy())
+        client.on('close', () => {
+          pairs.delete(pair)
+          pair.upstream?.destroy()
+        })
+        if (stalled) client.pause()
+        else link(pair)
+      })
+      server = relay
+      relay.listen(relayPort, '127.0.0.1', () => {
+        relayPort = (relay.address() as { port: number }).port
+        resolve()
+      })
+    })
+
+  await listen()
+  return {
+    url: `${new URL(target).protocol}//127.0.0.1:${relayPort}`,
+    port: relayPort,
+
+    async cut() {
+      stalled = false
+      await new Promise<void>((resolve) => {
+        server?.close(() => resolve())
+        for (const { client } of pairs) client.destroy()
+      })
+    },
+
+    stall() {
+      stalled = true
+      for (const { client, upstream } of pairs) {
+        client.unpipe()
+        upstream?.unpipe()
+        client.pause()
+        upstream?.pause()
+      }
+    },
+
+    async restore() {
+      if (!server?.listening) await listen()
+      stalled = false
+      for (const pair of pairs) {
+        pair.client.resume()
+        if (!pair.upstream) link(pair)
+        else {
+          pair.upstream.resume()
+          pair.client.pipe(pair.upstream).pipe(pair.client)
+        }
+      }
+    },
+
+    close() {
+      for (const { client, upstream } of pairs) {
+        client.destroy()
+        upstream?.destroy()
+      }
+      return new Promise<void>((resolve) =>
+        server?.listening ? server.close(() => resolve()) : resolve(),
+      )
+    },
+  }
+}
+
+export type TcpRelay = Awaited<ReturnType<typeof tcpRelay>>
