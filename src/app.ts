@@ -14,6 +14,7 @@ import { errorHandler } from './platform/error-handler.js'
 import { etag } from './platform/etag.js'
 import type { EventBus } from './platform/events.js'
 import { maintenance } from './platform/maintenance.js'
+import { createOutbox } from './platform/outbox.js'
 import { rateLimits } from './platform/rate-limit.js'
 import type { RedisConnections } from './platform/redis.js'
 import { requestIdFrom, requestIdHeader } from './platform/request-id.js'
@@ -47,9 +48,11 @@ export async function buildApp(deps: AppDependencies, config: Config) {
     secret: config.auth.jwtSecret,
     ttlSeconds: config.auth.accessTokenTtlSeconds,
   })
+  const outbox = createOutbox({ db: deps.database.db, events: deps.events, log: app.log })
   const infrastructure: Infrastructure = {
     database: deps.database,
     events: deps.events,
+    outbox,
     redis: deps.redis,
     config,
     log: app.log,
@@ -57,7 +60,8 @@ export async function buildApp(deps: AppDependencies, config: Config) {
   }
   const modules = (deps.modules ?? createDomainModules)(infrastructure)
   const { handlers, resolvers, loaders } = assembleModules(modules)
-  runLifecycles(app, modules)
+  // The relay starts first and stops last: modules may still publish while they stop.
+  runLifecycles(app, [{ name: 'outbox', start: outbox.start, stop: outbox.stop }, ...modules])
 
   await app.register(requestIdHeader)
   await app.register(routeTable)

@@ -58,7 +58,7 @@ describe.each(backends.slice(0, 1))('a subscriber that stops reading ($name)', (
         chatId: 'flood',
         text,
         author: 'bot',
-        createdAt: new Date(),
+        createdAt: new Date().toISOString(),
       }
       await server.events.publish(chatTopics.messageAdded('flood'), { messageAdded })
       // Let sockets drain between bursts, as a real stream of mutations would.

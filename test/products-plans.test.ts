@@ -36,7 +36,8 @@ describe.each(backends)('query plans on 100k products on $name', (backend) => {
     scans.filter((scan) => scan['Relation Name'] === table)
 
   beforeAll(async () => {
-    testDatabase = await backend.open()
+    // One statement seeds 100k rows: longer than the service lets a statement run.
+    testDatabase = await backend.open({ databaseTimeoutMs: 120_000 })
     await seedProducts(testDatabase.database.db, 100_000)
     repository = createProductsRepository(testDatabase.database.db)
   }, 120_000)

@@ -1,8 +1,10 @@
 import { sql } from 'drizzle-orm'
 import {
+  bigint,
   check,
   index,
   integer,
+  jsonb,
   numeric,
   pgEnum,
   pgTable,
@@ -103,7 +105,28 @@ export const messages = pgTable(
   (table) => [index('messages_chat_id_idx').on(table.chatId, table.id)],
 )
 
+/**
+ * Events written in the transaction of the change they report (the transactional outbox):
+ * a rolled-back change leaves none, and a committed one is published by whichever
+ * instance relays next, in id order; the id is the event id subscribers deduplicate on.
+ */
+export const outbox = pgTable(
+  'outbox',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    topic: text('topic').notNull(),
+    payload: jsonb('payload').notNull(),
+    createdAt: instant('created_at').notNull().defaultNow(),
+    publishedAt: instant('published_at'),
+  },
+  (table) => [
+    index('outbox_unpublished_idx').on(table.id).where(sql`${table.publishedAt} is null`),
+    index('outbox_published_at_idx').on(table.publishedAt),
+  ],
+)
+
 export type ProductRow = typeof products.$inferSelect
 export type UserRow = typeof users.$inferSelect
 export type RefreshTokenRow = typeof refreshTokens.$inferSelect
 export type MessageRow = typeof messages.$inferSelect
+export type OutboxRow = typeof outbox.$inferSelect

@@ -6,12 +6,15 @@ import type { GraphQLLoaders } from '../graphql/loaders.js'
 import type { OperationId, ServiceHandlers } from '../http/operations.js'
 import type { AccessTokens } from '../platform/access-tokens.js'
 import type { EventBus } from '../platform/events.js'
+import type { Outbox } from '../platform/outbox.js'
 import type { RedisConnections } from '../platform/redis.js'
 
 /** What every domain may be built from: the outside world, made once in buildApp. */
 export interface Infrastructure {
   database: DatabaseHandle
   events: EventBus
+  /** Where a change records the events it must not lose, in its own transaction. */
+  outbox: Pick<Outbox, 'enqueue' | 'flush'>
   /** Present when REDIS_URL is set: the shared clients, for stores that span instances. */
   redis: RedisConnections | undefined
   config: Config

@@ -10,10 +10,6 @@ export interface LiveSubscriptionOptions {
   onOverflow(): void
 }
 
-// A publish that Redis cannot take now is queued by ioredis and sent when it returns;
-// the caller does not wait for that.
-const PUBLISH_TIMEOUT_MS = 1000
-
 /**
  * A topic name that carries the type of its events, so a publisher and a subscriber of
  * one topic cannot disagree on what travels on it. Topic names live in one module per
@@ -48,24 +44,44 @@ export function createEventBus({
     ? mqemitterRedis({ pubConn: redis.publisher, subConn: redis.subscriber })
     : mqemitter()
   let active = 0
+  let upSince: number | undefined = redis ? undefined : 0
+  if (redis)
+    watchConnections(redis, (since) => {
+      upSince = since
+    })
+
+  /**
+   * Hands an event to every subscriber of its topic, on every instance; rejects when the
+   * bus cannot take it now (Redis away), so that the caller can try again. Events that
+   * must not be lost go through the outbox, which does.
+   */
+  function deliver<Event>(topic: Topic<Event>, payload: Event, eventId?: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      emitter.emit({ topic, payload, eventId }, (error) => (error ? reject(error) : resolve()))
+    })
+  }
 
   return {
     emitter,
     kind: redis ? ('redis' as const) : ('memory' as const),
 
-    publish<Event>(topic: Topic<Event>, payload: Event): Promise<void> {
-      return new Promise((resolve) => {
-        const timer = setTimeout(() => {
-          log.warn({ topic }, 'publish is waiting for pub/sub; carrying on')
-          resolve()
-        }, PUBLISH_TIMEOUT_MS)
-        emitter.emit({ topic, payload }, (error) => {
-          clearTimeout(timer)
-          if (error) log.error({ err: error, topic }, 'publish failed')
-          resolve()
-        })
-      })
+    deliver,
+
+    /** Publishes an event that may be lost (a live figure): a failure is only logged. */
+    async publish<Event>(topic: Topic<Event>, payload: Event): Promise<void> {
+      try {
+        await deliver(topic, payload)
+      } catch (error) {
+        log.warn({ err: error, topic }, 'publish failed')
+      }
     },
+
+    /**
+     * How long both Redis connections have been up since the last outage, in ms (up
+     * for ever in-process, and since the start for the first connection); undefined
+     * while one is down.
+     */
+    upFor: () => (upSince === undefined ? undefined : Date.now() - upSince),
 
     /**
      * The payloads published on `topic` from now on, once the emitter has subscribed.
@@ -79,6 +95,9 @@ export function createEventBus({
       const queue: Event[] = []
       let waiting: ((result: IteratorResult<Event>) => void) | undefined
       let ended = false
+      // The outbox publishes in event-id order and at least once: an id not above the
+      // last one seen is a repeat.
+      let lastEventId = 0
 
       const end = () => {
         if (ended) return
@@ -92,6 +111,11 @@ export function createEventBus({
       function listener(message: Message, done: () => void) {
         done()
         if (ended) return
+        const { eventId } = message as Message & { eventId?: number }
+        if (eventId !== undefined) {
+          if (eventId <= lastEventId) return
+          lastEventId = eventId
+        }
         if (waiting) {
           const resolve = waiting
           waiting = undefined
@@ -135,3 +159,17 @@ export function createEventBus({
 }
 
 export type EventBus = ReturnType<typeof createEventBus>
+
+/** Reports when both connections are ready (0 the first time) and when either drops. */
+function watchConnections(redis: RedisConnections, report: (upSince: number | undefined) => void) {
+  let wasUp = false
+  const connections = [redis.publisher, redis.subscriber]
+  for (const connection of connections) {
+    connection.on('close', () => report(undefined))
+    connection.on('ready', () => {
+      if (!connections.every((each) => each.status === 'ready')) return
+      report(wasUp ? Date.now() : 0)
+      wasUp = true
+    })
+  }
+}

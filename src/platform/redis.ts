@@ -15,7 +15,10 @@ export interface RedisConnections {
    * while Redis is away, so a request never waits on it; the stores fail open.
    */
   commands: Redis
-  /** Publishes events; holds them while Redis is away and sends them when it is back. */
+  /**
+   * Publishes events. It refuses at once while Redis is away rather than holding them:
+   * the outbox keeps what must not be lost and publishes it again.
+   */
   publisher: Redis
   /** Receives events: in subscriber mode, it runs only pub/sub commands. */
   subscriber: Redis
@@ -45,7 +48,7 @@ export function connectRedis({ url, keyPrefix, log }: RedisSettings): RedisConne
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
     }),
-    publisher: connect('publisher', {}),
+    publisher: connect('publisher', { enableOfflineQueue: false }),
     subscriber: connect('subscriber', {}),
   }
   const clients = Object.values(connections)

@@ -13,8 +13,11 @@ export interface TestDatabase {
 
 export interface Backend {
   name: 'pglite' | 'postgres'
-  /** A fresh, migrated database that no other test file sees. */
-  open(): Promise<TestDatabase>
+  /**
+   * A fresh, migrated database that no other test file sees, with the service's own
+   * settings unless a fixture needs longer statements (seeding in bulk).
+   */
+  open(settings?: { databaseTimeoutMs: number }): Promise<TestDatabase>
 }
 
 const postgresUrl = process.env.TEST_DATABASE_URL
@@ -37,13 +40,13 @@ const pglite: Backend = {
 function postgresBackend(adminUrl: string): Backend {
   return {
     name: 'postgres',
-    async open() {
+    async open(settings) {
       const name = `test_${randomBytes(6).toString('hex')}`
       const admin = postgres(adminUrl, { max: 1, onnotice: () => {} })
       await admin.unsafe(`create database ${name}`)
       const url = new URL(adminUrl)
       url.pathname = `/${name}`
-      const database = await openDatabase({ ...defaults, databaseUrl: url.href })
+      const database = await openDatabase({ ...defaults, ...settings, databaseUrl: url.href })
       await database.migrate()
       return {
         database,

@@ -7,10 +7,12 @@ import { createMessagesService } from './messages-service.js'
 export function createChatModule({
   database,
   events,
-}: Pick<Infrastructure, 'database' | 'events'>) {
+  outbox,
+}: Pick<Infrastructure, 'database' | 'events' | 'outbox'>) {
   const messages = createMessagesService({
+    db: database.db,
     messages: createMessagesRepository(database.db),
-    events,
+    outbox,
   })
   return { name: 'chat', resolvers: createChatResolvers(messages, events) }
 }

@@ -1,6 +1,6 @@
 import type { EventBus } from '../../platform/events.js'
 import type { DomainResolvers } from '../module.js'
-import { chatTopics } from './chat-topics.js'
+import { chatTopics, fromMessageEvent, type MessageAddedEvent } from './chat-topics.js'
 import type { MessagesService } from './messages-service.js'
 
 /** Events held for one subscriber before it counts as too slow and is cut off. */
@@ -28,6 +28,7 @@ export function createChatResolvers(
             chatId == null ? chatTopics.everyMessageAdded : chatTopics.messageAdded(chatId),
             { maxQueued: MAX_QUEUED_EVENTS, onOverflow: () => context.closeSlowConsumer?.() },
           ),
+        resolve: (event: MessageAddedEvent) => fromMessageEvent(event.messageAdded),
       },
     },
   } satisfies DomainResolvers

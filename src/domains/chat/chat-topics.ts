@@ -3,8 +3,7 @@ import { type Topic, topicSegment } from '../../platform/events.js'
 
 /**
  * A chat's messages are published on a topic of their own, so an event costs work only
- * for that chat's subscribers; following every chat is a wildcard subscription. The
- * row crosses Redis as msgpack, which keeps its Date.
+ * for that chat's subscribers; following every chat is a wildcard subscription.
  */
 export const chatTopics = {
   messageAdded: (chatId: string): Topic<MessageAddedEvent> =>
@@ -12,6 +11,19 @@ export const chatTopics = {
   everyMessageAdded: 'chat/+/messageAdded' as Topic<MessageAddedEvent>,
 }
 
+/** A message as the outbox stores and the bus carries it: JSON, so its time as text. */
+export type MessageEvent = Omit<MessageRow, 'createdAt'> & { createdAt: string }
+
 export interface MessageAddedEvent {
-  messageAdded: MessageRow
+  messageAdded: MessageEvent
 }
+
+export const toMessageEvent = (row: MessageRow): MessageEvent => ({
+  ...row,
+  createdAt: row.createdAt.toISOString(),
+})
+
+export const fromMessageEvent = (event: MessageEvent): MessageRow => ({
+  ...event,
+  createdAt: new Date(event.createdAt),
+})

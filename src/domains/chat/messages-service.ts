@@ -1,7 +1,8 @@
+import type { Database } from '../../db/client.js'
 import type { MessageRow } from '../../db/schema.js'
 import { type ErrorDetails, validationFailed } from '../../platform/errors.js'
-import type { EventBus } from '../../platform/events.js'
-import { chatTopics } from './chat-topics.js'
+import type { Outbox } from '../../platform/outbox.js'
+import { chatTopics, toMessageEvent } from './chat-topics.js'
 import type { MessagesRepository } from './messages-repository.js'
 
 export const LIMITS = {
@@ -24,13 +25,18 @@ export interface ListMessages {
 }
 
 interface Dependencies {
+  db: Database
   messages: MessagesRepository
-  events: Pick<EventBus, 'publish'>
+  outbox: Pick<Outbox, 'enqueue' | 'flush'>
 }
 
-export function createMessagesService({ messages, events }: Dependencies) {
+export function createMessagesService({ db, messages, outbox }: Dependencies) {
   return {
-    /** Stores the message, publishes it once stored, then answers it. */
+    /**
+     * Stores the message with its messageAdded event, publishes it once committed, then
+     * answers it. While the bus is away the message is stored and answered all the same;
+     * its event goes out when the bus is back.
+     */
     async send(input: SendMessage): Promise<MessageRow> {
       const problems = {
         ...lengthProblem('text', input.text, LIMITS.text),
@@ -38,8 +44,13 @@ export function createMessagesService({ messages, events }: Dependencies) {
         ...lengthProblem('chatId', input.chatId, LIMITS.chatId),
       }
       if (Object.keys(problems).length > 0) throw validationFailed(problems)
-      const message = await messages.insert(input)
-      await events.publish(chatTopics.messageAdded(message.chatId), { messageAdded: message })
+      const message = await db.transaction(async (tx) => {
+        const row = await messages.insert(input, tx)
+        const event = { messageAdded: toMessageEvent(row) }
+        await outbox.enqueue(tx, chatTopics.messageAdded(row.chatId), event)
+        return row
+      })
+      await outbox.flush()
       return message
     },
 

@@ -1,0 +1,129 @@
+import { eq } from 'drizzle-orm'
+import { pino } from 'pino'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { outbox as outboxTable } from '../src/db/schema.js'
+import { chatTopics, type MessageAddedEvent } from '../src/domains/chat/chat-topics.js'
+import { createOutbox } from '../src/platform/outbox.js'
+import { backends } from './helpers/backends.js'
+import { collect, subscriptionsActive, wsClient } from './helpers/graphql.js'
+import { startServer, type TestServer } from './helpers/server.js'
+
+/**
+ * The transactional outbox: events written with the change they report, published after
+ * the commit by whichever instance relays, in order, at least once, never twice to one
+ * subscriber.
+ */
+
+const messageAdded = (id: number, chatId: string): MessageAddedEvent => ({
+  messageAdded: {
+    id,
+    chatId,
+    text: `event ${id}`,
+    author: 'outbox',
+    createdAt: new Date().toISOString(),
+  },
+})
+
+describe.each(backends)('the outbox on $name', (backend) => {
+  let server: TestServer
+  /** A second relay over the same database and bus: another instance's, as it were. */
+  let other: ReturnType<typeof createOutbox>
+
+  beforeAll(async () => {
+    server = await startServer(backend)
+    other = createOutbox({
+      db: server.testDatabase.database.db,
+      events: server.events,
+      log: pino({ level: 'silent' }),
+    })
+  })
+  afterAll(() => server?.close())
+  // Each test starts with no live subscription, so the counts below are its own.
+  afterEach(async () => {
+    await expect.poll(() => server.events.activeSubscriptions()).toBe(0)
+  })
+
+  const db = () => server.testDatabase.database.db
+
+  function subscribe(chatId: string) {
+    const client = wsClient(server.baseUrl)
+    const subscription = collect<{ messageAdded: { text: string } }>(
+      client,
+      'subscription($chatId: ID) { messageAdded(chatId: $chatId) { text } }',
+      { chatId },
+    )
+    return {
+      subscription,
+      texts: () => subscription.items.map((item) => item.messageAdded.text),
+      async dispose() {
+        subscription.dispose()
+        await client.dispose()
+      },
+    }
+  }
+
+  it('publishes nothing of a transaction that rolled back', async () => {
+    const watcher = subscribe('rolled-back')
+    await subscriptionsActive(server.events, 1)
+    const topic = chatTopics.messageAdded('rolled-back')
+    await expect(
+      db().transaction(async (tx) => {
+        await other.enqueue(tx, topic, messageAdded(1, 'rolled-back'))
+        throw new Error('the change failed after its event was written')
+      }),
+    ).rejects.toThrow('the change failed')
+    await other.flush()
+    // Committed now: the one event that must arrive, after anything rolled back would have.
+    await db().transaction((tx) => other.enqueue(tx, topic, messageAdded(2, 'rolled-back')))
+    await other.flush()
+    await watcher.subscription.until(1)
+    expect(watcher.texts()).toEqual(['event 2'])
+    await watcher.dispose()
+  })
+
+  it('publishes an event that an instance committed but never relayed', async () => {
+    const watcher = subscribe('orphaned')
+    await subscriptionsActive(server.events, 1)
+    // Committed, then the instance died before its flush: no one nudges the relay.
+    await db()
+      .insert(outboxTable)
+      .values({
+        topic: chatTopics.messageAdded('orphaned'),
+        payload: messageAdded(3, 'orphaned'),
+      })
+    // The running server's relay finds it on its next round.
+    await watcher.subscription.until(1)
+    expect(watcher.texts()).toEqual(['event 3'])
+    const [row] = await db()
+      .select({ publishedAt: outboxTable.publishedAt })
+      .from(outboxTable)
+      .where(eq(outboxTable.topic, chatTopics.messageAdded('orphaned')))
+    expect(row?.publishedAt).toBeInstanceOf(Date)
+    await watcher.dispose()
+  })
+
+  it('delivers in commit order, and an event published again reaches no subscriber twice', async () => {
+    const watcher = subscribe('ordered')
+    await subscriptionsActive(server.events, 1)
+    const topic = chatTopics.messageAdded('ordered')
+    for (let id = 10; id < 30; id += 1) {
+      await db().transaction((tx) => other.enqueue(tx, topic, messageAdded(id, 'ordered')))
+    }
+    await other.flush()
+    await watcher.subscription.until(20)
+    // At least once: a relay that died before marking its batch sent publishes it again.
+    const rows = await db()
+      .select()
+      .from(outboxTable)
+      .where(eq(outboxTable.topic, topic))
+      .orderBy(outboxTable.id)
+    for (const row of rows) {
+      await server.events.deliver(topic, row.payload as MessageAddedEvent, row.id)
+    }
+    await db().transaction((tx) => other.enqueue(tx, topic, messageAdded(30, 'ordered')))
+    await other.flush()
+    await watcher.subscription.until(21)
+    expect(watcher.texts()).toEqual(Array.from({ length: 21 }, (_, index) => `event ${index + 10}`))
+    await watcher.dispose()
+  })
+})
