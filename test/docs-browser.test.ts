@@ -54,6 +54,15 @@ describe.each(backends.slice(0, 1))('the docs in a real browser ($name)', (backe
     expect(failedRequests).toEqual([])
   }, 60_000)
 
+  it('renders the API description as prose: no line of it turned into a list', async () => {
+    await page.goto(`${server.baseUrl}/docs`)
+    const description = page.locator('.information-container .info .description')
+    await description.waitFor({ timeout: 20_000 })
+    expect(await description.locator('ol, ul, h1, h2, h3, blockquote').count()).toBe(0)
+    const text = (await description.textContent())?.replace(/\s+/g, ' ')
+    expect(text).toContain('answers 304 (Not Modified)')
+  }, 60_000)
+
   /** GraphiQL with a query already in its editor (GraphiQL keeps it in localStorage). */
   async function openGraphiql(target: Page, query: string) {
     await target.addInitScript(`localStorage.setItem('graphiql:query', ${JSON.stringify(query)})`)
