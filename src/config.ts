@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import envSchema from 'env-schema'
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+const LOG_FORMATS = ['pretty', 'json'] as const
 
 const environmentSchema = {
   type: 'object',
@@ -22,6 +23,7 @@ const environmentSchema = {
     ADMIN_EMAIL: { type: 'string', pattern: '^[^@\\s]+@[^@\\s]+$' },
     ADMIN_PASSWORD: { type: 'string', minLength: 8, maxLength: 128 },
     LOG_LEVEL: { type: 'string', enum: LOG_LEVELS, default: 'info' },
+    LOG_FORMAT: { type: 'string', enum: LOG_FORMATS },
     RATE_LIMIT_MAX: { type: 'integer', minimum: 0, default: 600 },
     RATE_LIMIT_WINDOW: { type: 'integer', minimum: 1, default: 60_000 },
     MAINTENANCE_MODE: { type: 'boolean', default: false },
@@ -41,6 +43,7 @@ interface Environment {
   ADMIN_EMAIL?: string
   ADMIN_PASSWORD?: string
   LOG_LEVEL: (typeof LOG_LEVELS)[number]
+  LOG_FORMAT?: (typeof LOG_FORMATS)[number]
   RATE_LIMIT_MAX: number
   RATE_LIMIT_WINDOW: number
   MAINTENANCE_MODE: boolean
@@ -54,6 +57,8 @@ export interface Config {
   /** Shared pub/sub for many instances; without it events stay in this process. */
   redisUrl: string | undefined
   logLevel: Environment['LOG_LEVEL']
+  /** Coloured lines for a person at a terminal, or JSON lines for a log collector. */
+  logFormat: (typeof LOG_FORMATS)[number]
   /** Serves GraphiQL and detailed start-up hints. */
   development: boolean
   /** Requests per window and caller; undefined when RATE_LIMIT_MAX is 0. */
@@ -97,6 +102,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     databaseUrl: values.DATABASE_URL,
     redisUrl: values.REDIS_URL,
     logLevel: values.LOG_LEVEL,
+    logFormat: values.LOG_FORMAT ?? (values.NODE_ENV === 'development' ? 'pretty' : 'json'),
     development: values.NODE_ENV === 'development',
     rateLimit:
       values.RATE_LIMIT_MAX > 0

@@ -11,6 +11,7 @@ describe('configuration', () => {
       databaseUrl: undefined,
       rateLimit: { max: 600, windowMs: 60_000 },
       maintenanceMode: false,
+      logFormat: 'pretty',
       auth: { accessTokenTtlSeconds: 900, refreshTokenTtlSeconds: 2_592_000, admin: undefined },
     })
     expect(config.auth.jwtSecret.length).toBeGreaterThanOrEqual(32)
@@ -29,6 +30,7 @@ describe('configuration', () => {
       ADMIN_EMAIL: 'root@example.com',
       ADMIN_PASSWORD: 'long-enough',
       LOG_LEVEL: 'debug',
+      LOG_FORMAT: 'json',
       RATE_LIMIT_MAX: '50',
       RATE_LIMIT_WINDOW: '1000',
       MAINTENANCE_MODE: 'true',
@@ -39,6 +41,7 @@ describe('configuration', () => {
       dataDir: '/var/lib/service',
       databaseUrl: 'postgres://db/service',
       logLevel: 'debug',
+      logFormat: 'json',
       rateLimit: { max: 50, windowMs: 1000 },
       maintenanceMode: true,
       auth: {
@@ -49,6 +52,17 @@ describe('configuration', () => {
       },
       warnings: [],
     })
+  })
+
+  it.each([
+    ['development', undefined, 'pretty'],
+    ['production', undefined, 'json'],
+    ['test', undefined, 'json'],
+    ['development', 'json', 'json'],
+    ['production', 'pretty', 'pretty'],
+  ])('logs NODE_ENV=%s with LOG_FORMAT=%s as %s', (nodeEnv, logFormat, expected) => {
+    const environment = { NODE_ENV: nodeEnv, JWT_SECRET: 's'.repeat(32), LOG_FORMAT: logFormat }
+    expect(loadConfig(environment).logFormat).toBe(expected)
   })
 
   it('switches rate limiting off with RATE_LIMIT_MAX=0', () => {
@@ -65,6 +79,7 @@ describe('configuration', () => {
     [{ JWT_SECRET: 'short' }, 'JWT_SECRET'],
     [{ ACCESS_TOKEN_TTL: '0' }, 'ACCESS_TOKEN_TTL'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ LOG_FORMAT: 'yaml' }, 'LOG_FORMAT'],
     [{ ADMIN_EMAIL: 'root@example.com' }, 'ADMIN_PASSWORD'],
     [{ NODE_ENV: 'production' }, 'JWT_SECRET'],
   ])('rejects %o, naming %s', (environment, variable) => {
