@@ -47,6 +47,7 @@ export async function buildApp(deps: AppDependencies, config: Config) {
     genReqId: requestIdFrom,
     requestIdHeader: false,
     return503OnClosing: true,
+    trustProxy: config.server.trustProxy,
   })
   app.setValidatorCompiler(createValidatorCompiler())
 

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { isIP } from 'node:net'
 import envSchema from 'env-schema'
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
@@ -27,6 +28,7 @@ const environmentSchema = {
     RATE_LIMIT_MAX: { type: 'integer', minimum: 0, default: 600 },
     RATE_LIMIT_WINDOW: { type: 'integer', minimum: 1, default: 60_000 },
     MAINTENANCE_MODE: { type: 'boolean', default: false },
+    TRUST_PROXY: { type: 'string' },
   },
 } as const
 
@@ -47,6 +49,7 @@ interface Environment {
   RATE_LIMIT_MAX: number
   RATE_LIMIT_WINDOW: number
   MAINTENANCE_MODE: boolean
+  TRUST_PROXY?: string
 }
 
 export interface Config {
@@ -65,6 +68,11 @@ export interface Config {
   rateLimit: { max: number; windowMs: number } | undefined
   /** Answer 503 to everything but the probes. */
   maintenanceMode: boolean
+  /** Options of the HTTP server, in Fastify's terms. */
+  server: {
+    /** The peers believed when X-Forwarded-For names the client: all, none or these. */
+    trustProxy: boolean | string[]
+  }
   auth: {
     jwtSecret: string
     accessTokenTtlSeconds: number
@@ -109,6 +117,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
         ? { max: values.RATE_LIMIT_MAX, windowMs: values.RATE_LIMIT_WINDOW }
         : undefined,
     maintenanceMode: values.MAINTENANCE_MODE,
+    server: { trustProxy: parseTrustProxy(values.TRUST_PROXY) },
     auth: {
       jwtSecret: values.JWT_SECRET ?? randomBytes(48).toString('base64url'),
       accessTokenTtlSeconds: values.ACCESS_TOKEN_TTL,
@@ -131,4 +140,36 @@ function parseEnvironment(env: NodeJS.ProcessEnv): Environment {
     const message = (error as Error).message.replaceAll('env/', '')
     throw new ConfigError(`Invalid configuration: ${message}`)
   }
+}
+
+/** proxy-addr's names for the loopback, link-local and private address ranges. */
+const ADDRESS_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal']
+
+function parseTrustProxy(value: string | undefined): boolean | string[] {
+  if (value === undefined || value === 'false') return false
+  if (value === 'true') return true
+  if (/^\d+$/.test(value)) {
+    // Fastify 5 honours no hop count: it cannot tell a proxy from a client that reaches
+    // the service directly and names any address it likes.
+    throw new ConfigError(
+      "Invalid configuration: TRUST_PROXY takes no hop count; list the proxies' addresses or CIDR ranges",
+    )
+  }
+  const entries = value.split(',').map((entry) => entry.trim())
+  const invalid = entries.find((entry) => !isAddressOrRange(entry))
+  if (invalid !== undefined) {
+    throw new ConfigError(
+      `Invalid configuration: TRUST_PROXY must be true, false or a comma-separated list of addresses and CIDR ranges; "${invalid}" is none of these`,
+    )
+  }
+  return entries
+}
+
+function isAddressOrRange(entry: string): boolean {
+  if (ADDRESS_RANGE_NAMES.includes(entry)) return true
+  const [address = '', prefix, ...rest] = entry.split('/')
+  const version = isIP(address)
+  if (version === 0 || rest.length > 0) return false
+  if (prefix === undefined) return true
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (version === 4 ? 32 : 128)
 }

@@ -12,6 +12,7 @@ describe('configuration', () => {
       rateLimit: { max: 600, windowMs: 60_000 },
       maintenanceMode: false,
       logFormat: 'pretty',
+      server: { trustProxy: false },
       auth: { accessTokenTtlSeconds: 900, refreshTokenTtlSeconds: 2_592_000, admin: undefined },
     })
     expect(config.auth.jwtSecret.length).toBeGreaterThanOrEqual(32)
@@ -64,6 +65,24 @@ describe('configuration', () => {
     const environment = { NODE_ENV: nodeEnv, JWT_SECRET: 's'.repeat(32), LOG_FORMAT: logFormat }
     expect(loadConfig(environment).logFormat).toBe(expected)
   })
+
+  it.each([
+    ['false', false],
+    ['true', true],
+    ['10.0.0.1', ['10.0.0.1']],
+    ['127.0.0.1, 10.0.0.0/8,fd00::/8,::1', ['127.0.0.1', '10.0.0.0/8', 'fd00::/8', '::1']],
+    ['loopback,uniquelocal', ['loopback', 'uniquelocal']],
+  ])('trusts TRUST_PROXY=%s as %o', (value, trustProxy) => {
+    expect(loadConfig({ TRUST_PROXY: value }).server.trustProxy).toEqual(trustProxy)
+  })
+
+  it.each(['1', '10.0.0/8', '10.0.0.0/33', '::1/129', '10.0.0.0/8/8', 'proxy.internal', 'yes'])(
+    'rejects TRUST_PROXY=%s, naming it',
+    (value) => {
+      expect(() => loadConfig({ TRUST_PROXY: value })).toThrow(ConfigError)
+      expect(() => loadConfig({ TRUST_PROXY: value })).toThrow('TRUST_PROXY')
+    },
+  )
 
   it('switches rate limiting off with RATE_LIMIT_MAX=0', () => {
     expect(loadConfig({ RATE_LIMIT_MAX: '0' }).rateLimit).toBeUndefined()
