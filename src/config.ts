@@ -29,6 +29,9 @@ const environmentSchema = {
     RATE_LIMIT_WINDOW: { type: 'integer', minimum: 1, default: 60_000 },
     MAINTENANCE_MODE: { type: 'boolean', default: false },
     TRUST_PROXY: { type: 'string' },
+    REQUEST_TIMEOUT: { type: 'integer', minimum: 0, default: 120_000 },
+    CONNECTION_TIMEOUT: { type: 'integer', minimum: 0, default: 60_000 },
+    KEEP_ALIVE_TIMEOUT: { type: 'integer', minimum: 1, default: 72_000 },
   },
 } as const
 
@@ -50,6 +53,9 @@ interface Environment {
   RATE_LIMIT_WINDOW: number
   MAINTENANCE_MODE: boolean
   TRUST_PROXY?: string
+  REQUEST_TIMEOUT: number
+  CONNECTION_TIMEOUT: number
+  KEEP_ALIVE_TIMEOUT: number
 }
 
 export interface Config {
@@ -72,6 +78,14 @@ export interface Config {
   server: {
     /** The peers believed when X-Forwarded-For names the client: all, none or these. */
     trustProxy: boolean | string[]
+    /** Milliseconds to receive a whole request, headers and body; 0: no limit. */
+    requestTimeoutMs: number
+    /** How often Node looks for requests past that limit. */
+    timeoutCheckIntervalMs: number
+    /** Milliseconds a socket may stay silent, but for idling between requests; 0: no limit. */
+    connectionTimeoutMs: number
+    /** Milliseconds an idle connection is kept open for the client's next request. */
+    keepAliveTimeoutMs: number
   }
   auth: {
     jwtSecret: string
@@ -117,7 +131,13 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
         ? { max: values.RATE_LIMIT_MAX, windowMs: values.RATE_LIMIT_WINDOW }
         : undefined,
     maintenanceMode: values.MAINTENANCE_MODE,
-    server: { trustProxy: parseTrustProxy(values.TRUST_PROXY) },
+    server: {
+      trustProxy: parseTrustProxy(values.TRUST_PROXY),
+      requestTimeoutMs: values.REQUEST_TIMEOUT,
+      timeoutCheckIntervalMs: timeoutCheckInterval(values.REQUEST_TIMEOUT),
+      connectionTimeoutMs: values.CONNECTION_TIMEOUT,
+      keepAliveTimeoutMs: values.KEEP_ALIVE_TIMEOUT,
+    },
     auth: {
       jwtSecret: values.JWT_SECRET ?? randomBytes(48).toString('base64url'),
       accessTokenTtlSeconds: values.ACCESS_TOKEN_TTL,
@@ -140,6 +160,15 @@ function parseEnvironment(env: NodeJS.ProcessEnv): Environment {
     const message = (error as Error).message.replaceAll('env/', '')
     throw new ConfigError(`Invalid configuration: ${message}`)
   }
+}
+
+/** How often Node looks for requests past their deadline, unless told otherwise. */
+const NODE_CHECK_INTERVAL_MS = 30_000
+
+/** Checking every quarter of REQUEST_TIMEOUT cuts a request within 1.25 times it. */
+function timeoutCheckInterval(requestTimeoutMs: number) {
+  if (requestTimeoutMs === 0) return NODE_CHECK_INTERVAL_MS
+  return Math.min(NODE_CHECK_INTERVAL_MS, Math.ceil(requestTimeoutMs / 4))
 }
 
 /** proxy-addr's names for the loopback, link-local and private address ranges. */

@@ -12,7 +12,13 @@ describe('configuration', () => {
       rateLimit: { max: 600, windowMs: 60_000 },
       maintenanceMode: false,
       logFormat: 'pretty',
-      server: { trustProxy: false },
+      server: {
+        trustProxy: false,
+        requestTimeoutMs: 120_000,
+        timeoutCheckIntervalMs: 30_000,
+        connectionTimeoutMs: 60_000,
+        keepAliveTimeoutMs: 72_000,
+      },
       auth: { accessTokenTtlSeconds: 900, refreshTokenTtlSeconds: 2_592_000, admin: undefined },
     })
     expect(config.auth.jwtSecret.length).toBeGreaterThanOrEqual(32)
@@ -35,6 +41,10 @@ describe('configuration', () => {
       RATE_LIMIT_MAX: '50',
       RATE_LIMIT_WINDOW: '1000',
       MAINTENANCE_MODE: 'true',
+      TRUST_PROXY: '10.0.0.0/8',
+      REQUEST_TIMEOUT: '10000',
+      CONNECTION_TIMEOUT: '0',
+      KEEP_ALIVE_TIMEOUT: '650000',
     })
     expect(config).toMatchObject({
       port: 8080,
@@ -45,6 +55,13 @@ describe('configuration', () => {
       logFormat: 'json',
       rateLimit: { max: 50, windowMs: 1000 },
       maintenanceMode: true,
+      server: {
+        trustProxy: ['10.0.0.0/8'],
+        requestTimeoutMs: 10_000,
+        timeoutCheckIntervalMs: 2500,
+        connectionTimeoutMs: 0,
+        keepAliveTimeoutMs: 650_000,
+      },
       auth: {
         jwtSecret: 's'.repeat(32),
         accessTokenTtlSeconds: 60,
@@ -84,6 +101,12 @@ describe('configuration', () => {
     },
   )
 
+  it('looks for overdue requests often enough to cut each within 1.25 times REQUEST_TIMEOUT', () => {
+    expect(loadConfig({ REQUEST_TIMEOUT: '600' }).server.timeoutCheckIntervalMs).toBe(150)
+    // No request limit: Node's interval still serves its 60 s limit on headers.
+    expect(loadConfig({ REQUEST_TIMEOUT: '0' }).server.timeoutCheckIntervalMs).toBe(30_000)
+  })
+
   it('switches rate limiting off with RATE_LIMIT_MAX=0', () => {
     expect(loadConfig({ RATE_LIMIT_MAX: '0' }).rateLimit).toBeUndefined()
   })
@@ -99,6 +122,9 @@ describe('configuration', () => {
     [{ ACCESS_TOKEN_TTL: '0' }, 'ACCESS_TOKEN_TTL'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ LOG_FORMAT: 'yaml' }, 'LOG_FORMAT'],
+    [{ REQUEST_TIMEOUT: '-1' }, 'REQUEST_TIMEOUT'],
+    [{ CONNECTION_TIMEOUT: 'soon' }, 'CONNECTION_TIMEOUT'],
+    [{ KEEP_ALIVE_TIMEOUT: '0' }, 'KEEP_ALIVE_TIMEOUT'],
     [{ ADMIN_EMAIL: 'root@example.com' }, 'ADMIN_PASSWORD'],
     [{ NODE_ENV: 'production' }, 'JWT_SECRET'],
   ])('rejects %o, naming %s', (environment, variable) => {
