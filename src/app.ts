@@ -41,6 +41,11 @@ export async function buildApp(deps: AppDependencies, config: Config) {
     genReqId: requestIdFrom,
     requestIdHeader: false,
     return503OnClosing: true,
+    trustProxy: config.server.trustProxy,
+    requestTimeout: config.server.requestTimeoutMs,
+    connectionTimeout: config.server.connectionTimeoutMs,
+    keepAliveTimeout: config.server.keepAliveTimeoutMs,
+    http: { connectionsCheckingInterval: config.server.timeoutCheckIntervalMs },
   })
   app.setValidatorCompiler(createValidatorCompiler())
 

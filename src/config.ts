@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto'
+import { isIP } from 'node:net'
 import envSchema from 'env-schema'
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+const LOG_FORMATS = ['pretty', 'json'] as const
 
 const environmentSchema = {
   type: 'object',
@@ -24,9 +26,14 @@ const environmentSchema = {
     ADMIN_EMAIL: { type: 'string', pattern: '^[^@\\s]+@[^@\\s]+$' },
     ADMIN_PASSWORD: { type: 'string', minLength: 8, maxLength: 128 },
     LOG_LEVEL: { type: 'string', enum: LOG_LEVELS, default: 'info' },
+    LOG_FORMAT: { type: 'string', enum: LOG_FORMATS },
     RATE_LIMIT_MAX: { type: 'integer', minimum: 0, default: 600 },
     RATE_LIMIT_WINDOW: { type: 'integer', minimum: 1, default: 60_000 },
     MAINTENANCE_MODE: { type: 'boolean', default: false },
+    TRUST_PROXY: { type: 'string' },
+    REQUEST_TIMEOUT: { type: 'integer', minimum: 0, default: 120_000 },
+    CONNECTION_TIMEOUT: { type: 'integer', minimum: 0, default: 60_000 },
+    KEEP_ALIVE_TIMEOUT: { type: 'integer', minimum: 1, default: 72_000 },
   },
 } as const
 
@@ -45,9 +52,14 @@ interface Environment {
   ADMIN_EMAIL?: string
   ADMIN_PASSWORD?: string
   LOG_LEVEL: (typeof LOG_LEVELS)[number]
+  LOG_FORMAT?: (typeof LOG_FORMATS)[number]
   RATE_LIMIT_MAX: number
   RATE_LIMIT_WINDOW: number
   MAINTENANCE_MODE: boolean
+  TRUST_PROXY?: string
+  REQUEST_TIMEOUT: number
+  CONNECTION_TIMEOUT: number
+  KEEP_ALIVE_TIMEOUT: number
 }
 
 export interface Config {
@@ -65,12 +77,27 @@ export interface Config {
   /** Put before every key stored in Redis, so deployments can share one. */
   redisKeyPrefix: string
   logLevel: Environment['LOG_LEVEL']
+  /** Coloured lines for a person at a terminal, or JSON lines for a log collector. */
+  logFormat: (typeof LOG_FORMATS)[number]
   /** Serves GraphiQL and detailed start-up hints. */
   development: boolean
   /** Requests per window and caller; undefined when RATE_LIMIT_MAX is 0. */
   rateLimit: { max: number; windowMs: number } | undefined
   /** Answer 503 to everything but the probes. */
   maintenanceMode: boolean
+  /** Options of the HTTP server, in Fastify's terms. */
+  server: {
+    /** The peers believed when X-Forwarded-For names the client: all, none or these. */
+    trustProxy: boolean | string[]
+    /** Milliseconds to receive a whole request, headers and body; 0: no limit. */
+    requestTimeoutMs: number
+    /** How often Node looks for requests past that limit. */
+    timeoutCheckIntervalMs: number
+    /** Milliseconds a socket may stay silent, but for idling between requests; 0: no limit. */
+    connectionTimeoutMs: number
+    /** Milliseconds an idle connection is kept open for the client's next request. */
+    keepAliveTimeoutMs: number
+  }
   auth: {
     jwtSecret: string
     accessTokenTtlSeconds: number
@@ -110,12 +137,20 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     redisUrl: values.REDIS_URL,
     redisKeyPrefix: values.REDIS_KEY_PREFIX,
     logLevel: values.LOG_LEVEL,
+    logFormat: values.LOG_FORMAT ?? (values.NODE_ENV === 'development' ? 'pretty' : 'json'),
     development: values.NODE_ENV === 'development',
     rateLimit:
       values.RATE_LIMIT_MAX > 0
         ? { max: values.RATE_LIMIT_MAX, windowMs: values.RATE_LIMIT_WINDOW }
         : undefined,
     maintenanceMode: values.MAINTENANCE_MODE,
+    server: {
+      trustProxy: parseTrustProxy(values.TRUST_PROXY),
+      requestTimeoutMs: values.REQUEST_TIMEOUT,
+      timeoutCheckIntervalMs: timeoutCheckInterval(values.REQUEST_TIMEOUT),
+      connectionTimeoutMs: values.CONNECTION_TIMEOUT,
+      keepAliveTimeoutMs: values.KEEP_ALIVE_TIMEOUT,
+    },
     auth: {
       jwtSecret: values.JWT_SECRET ?? randomBytes(48).toString('base64url'),
       accessTokenTtlSeconds: values.ACCESS_TOKEN_TTL,
@@ -138,4 +173,45 @@ function parseEnvironment(env: NodeJS.ProcessEnv): Environment {
     const message = (error as Error).message.replaceAll('env/', '')
     throw new ConfigError(`Invalid configuration: ${message}`)
   }
+}
+
+/** How often Node looks for requests past their deadline, unless told otherwise. */
+const NODE_CHECK_INTERVAL_MS = 30_000
+
+/** Checking every quarter of REQUEST_TIMEOUT cuts a request within 1.25 times it. */
+function timeoutCheckInterval(requestTimeoutMs: number) {
+  if (requestTimeoutMs === 0) return NODE_CHECK_INTERVAL_MS
+  return Math.min(NODE_CHECK_INTERVAL_MS, Math.ceil(requestTimeoutMs / 4))
+}
+
+/** proxy-addr's names for the loopback, link-local and private address ranges. */
+const ADDRESS_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal']
+
+function parseTrustProxy(value: string | undefined): boolean | string[] {
+  if (value === undefined || value === 'false') return false
+  if (value === 'true') return true
+  if (/^\d+$/.test(value)) {
+    // Fastify 5 honours no hop count: it cannot tell a proxy from a client that reaches
+    // the service directly and names any address it likes.
+    throw new ConfigError(
+      "Invalid configuration: TRUST_PROXY takes no hop count; list the proxies' addresses or CIDR ranges",
+    )
+  }
+  const entries = value.split(',').map((entry) => entry.trim())
+  const invalid = entries.find((entry) => !isAddressOrRange(entry))
+  if (invalid !== undefined) {
+    throw new ConfigError(
+      `Invalid configuration: TRUST_PROXY must be true, false or a comma-separated list of addresses and CIDR ranges; "${invalid}" is none of these`,
+    )
+  }
+  return entries
+}
+
+function isAddressOrRange(entry: string): boolean {
+  if (ADDRESS_RANGE_NAMES.includes(entry)) return true
+  const [address = '', prefix, ...rest] = entry.split('/')
+  const version = isIP(address)
+  if (version === 0 || rest.length > 0) return false
+  if (prefix === undefined) return true
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (version === 4 ? 32 : 128)
 }

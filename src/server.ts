@@ -1,7 +1,8 @@
 import closeWithGrace from 'close-with-grace'
 import { pino } from 'pino'
+import pretty from 'pino-pretty'
 import { buildApp } from './app.js'
-import { ConfigError, loadConfig } from './config.js'
+import { type Config, ConfigError, loadConfig } from './config.js'
 import { openDatabase } from './db/client.js'
 import { createEventBus } from './platform/events.js'
 import { connectRedis } from './platform/redis.js'
@@ -18,7 +19,7 @@ try {
 
 const database = await openDatabase(config)
 await database.migrate()
-const logger = pino({ level: config.logLevel })
+const logger = createLogger(config)
 const redis = config.redisUrl
   ? connectRedis({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, log: logger })
   : undefined
@@ -43,3 +44,14 @@ app.log.info(
     `pub/sub: ${events.kind === 'redis' ? 'Redis' : 'in-process'}`,
   ].join(', '),
 )
+
+/**
+ * JSON lines for collectors; for a person, pino-pretty in this thread (not a transport's
+ * worker) and synchronous: development wants every line, a crash's last one included,
+ * more than throughput.
+ */
+function createLogger({ logLevel, logFormat }: Config) {
+  if (logFormat === 'json') return pino({ level: logLevel })
+  const options = { ignore: 'pid,hostname', translateTime: 'SYS:HH:MM:ss.l', sync: true }
+  return pino({ level: logLevel }, pretty(options))
+}

@@ -11,6 +11,14 @@ describe('configuration', () => {
       databaseUrl: undefined,
       rateLimit: { max: 600, windowMs: 60_000 },
       maintenanceMode: false,
+      logFormat: 'pretty',
+      server: {
+        trustProxy: false,
+        requestTimeoutMs: 120_000,
+        timeoutCheckIntervalMs: 30_000,
+        connectionTimeoutMs: 60_000,
+        keepAliveTimeoutMs: 72_000,
+      },
       auth: { accessTokenTtlSeconds: 900, refreshTokenTtlSeconds: 2_592_000, admin: undefined },
     })
     expect(config.auth.jwtSecret.length).toBeGreaterThanOrEqual(32)
@@ -29,9 +37,14 @@ describe('configuration', () => {
       ADMIN_EMAIL: 'root@example.com',
       ADMIN_PASSWORD: 'long-enough',
       LOG_LEVEL: 'debug',
+      LOG_FORMAT: 'json',
       RATE_LIMIT_MAX: '50',
       RATE_LIMIT_WINDOW: '1000',
       MAINTENANCE_MODE: 'true',
+      TRUST_PROXY: '10.0.0.0/8',
+      REQUEST_TIMEOUT: '10000',
+      CONNECTION_TIMEOUT: '0',
+      KEEP_ALIVE_TIMEOUT: '650000',
     })
     expect(config).toMatchObject({
       port: 8080,
@@ -39,8 +52,16 @@ describe('configuration', () => {
       dataDir: '/var/lib/service',
       databaseUrl: 'postgres://db/service',
       logLevel: 'debug',
+      logFormat: 'json',
       rateLimit: { max: 50, windowMs: 1000 },
       maintenanceMode: true,
+      server: {
+        trustProxy: ['10.0.0.0/8'],
+        requestTimeoutMs: 10_000,
+        timeoutCheckIntervalMs: 2500,
+        connectionTimeoutMs: 0,
+        keepAliveTimeoutMs: 650_000,
+      },
       auth: {
         jwtSecret: 's'.repeat(32),
         accessTokenTtlSeconds: 60,
@@ -49,6 +70,41 @@ describe('configuration', () => {
       },
       warnings: [],
     })
+  })
+
+  it.each([
+    ['development', undefined, 'pretty'],
+    ['production', undefined, 'json'],
+    ['test', undefined, 'json'],
+    ['development', 'json', 'json'],
+    ['production', 'pretty', 'pretty'],
+  ])('logs NODE_ENV=%s with LOG_FORMAT=%s as %s', (nodeEnv, logFormat, expected) => {
+    const environment = { NODE_ENV: nodeEnv, JWT_SECRET: 's'.repeat(32), LOG_FORMAT: logFormat }
+    expect(loadConfig(environment).logFormat).toBe(expected)
+  })
+
+  it.each([
+    ['false', false],
+    ['true', true],
+    ['10.0.0.1', ['10.0.0.1']],
+    ['127.0.0.1, 10.0.0.0/8,fd00::/8,::1', ['127.0.0.1', '10.0.0.0/8', 'fd00::/8', '::1']],
+    ['loopback,uniquelocal', ['loopback', 'uniquelocal']],
+  ])('trusts TRUST_PROXY=%s as %o', (value, trustProxy) => {
+    expect(loadConfig({ TRUST_PROXY: value }).server.trustProxy).toEqual(trustProxy)
+  })
+
+  it.each(['1', '10.0.0/8', '10.0.0.0/33', '::1/129', '10.0.0.0/8/8', 'proxy.internal', 'yes'])(
+    'rejects TRUST_PROXY=%s, naming it',
+    (value) => {
+      expect(() => loadConfig({ TRUST_PROXY: value })).toThrow(ConfigError)
+      expect(() => loadConfig({ TRUST_PROXY: value })).toThrow('TRUST_PROXY')
+    },
+  )
+
+  it('looks for overdue requests often enough to cut each within 1.25 times REQUEST_TIMEOUT', () => {
+    expect(loadConfig({ REQUEST_TIMEOUT: '600' }).server.timeoutCheckIntervalMs).toBe(150)
+    // No request limit: Node's interval still serves its 60 s limit on headers.
+    expect(loadConfig({ REQUEST_TIMEOUT: '0' }).server.timeoutCheckIntervalMs).toBe(30_000)
   })
 
   it('switches rate limiting off with RATE_LIMIT_MAX=0', () => {
@@ -65,6 +121,10 @@ describe('configuration', () => {
     [{ JWT_SECRET: 'short' }, 'JWT_SECRET'],
     [{ ACCESS_TOKEN_TTL: '0' }, 'ACCESS_TOKEN_TTL'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ LOG_FORMAT: 'yaml' }, 'LOG_FORMAT'],
+    [{ REQUEST_TIMEOUT: '-1' }, 'REQUEST_TIMEOUT'],
+    [{ CONNECTION_TIMEOUT: 'soon' }, 'CONNECTION_TIMEOUT'],
+    [{ KEEP_ALIVE_TIMEOUT: '0' }, 'KEEP_ALIVE_TIMEOUT'],
     [{ ADMIN_EMAIL: 'root@example.com' }, 'ADMIN_PASSWORD'],
     [{ NODE_ENV: 'production' }, 'JWT_SECRET'],
   ])('rejects %o, naming %s', (environment, variable) => {

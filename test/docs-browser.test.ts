@@ -1,5 +1,9 @@
+import { readFileSync } from 'node:fs'
+import { buildSchema, parse, validate } from 'graphql'
 import { type Browser, chromium, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { DEFAULT_QUERY } from '../src/graphql/graphiql.js'
+import { schemaPath } from '../src/graphql/plugin.js'
 import { backends } from './helpers/backends.js'
 import { graphql } from './helpers/graphql.js'
 import { startServer, type TestServer } from './helpers/server.js'
@@ -16,6 +20,11 @@ const QUIET = [
   '--disable-component-update',
   '--disable-sync',
 ]
+
+it("keeps GraphiQL's example valid against schema.graphql", () => {
+  const schema = buildSchema(readFileSync(schemaPath, 'utf8'))
+  expect(validate(schema, parse(DEFAULT_QUERY))).toEqual([])
+})
 
 describe.each(backends.slice(0, 1))('the docs in a real browser ($name)', (backend) => {
   let server: TestServer
@@ -52,6 +61,29 @@ describe.each(backends.slice(0, 1))('the docs in a real browser ($name)', (backe
       ).toBe(true)
     }
     expect(failedRequests).toEqual([])
+  }, 60_000)
+
+  it('renders the API description as prose: no line of it turned into a list', async () => {
+    await page.goto(`${server.baseUrl}/docs`)
+    const description = page.locator('.information-container .info .description')
+    await description.waitFor({ timeout: 20_000 })
+    expect(await description.locator('ol, ul, h1, h2, h3, blockquote').count()).toBe(0)
+    const text = (await description.textContent())?.replace(/\s+/g, ' ')
+    expect(text).toContain('answers 304 (Not Modified)')
+  }, 60_000)
+
+  it('opens GraphiQL, on a first visit, on the chat example', async () => {
+    // A page of its own is a browser context of its own: nothing stored from other tests.
+    const fresh = await browser.newPage()
+    await fresh.goto(`${server.baseUrl}/graphiql`)
+    const editor = fresh.locator('.graphiql-query-editor .CodeMirror')
+    await editor.waitFor({ timeout: 20_000 })
+    const text = await editor.evaluate((element) =>
+      (element as unknown as { CodeMirror: { getValue(): string } }).CodeMirror.getValue(),
+    )
+    expect(text).toContain('messageAdded(chatId: "demo")')
+    expect(text).toBe(DEFAULT_QUERY)
+    await fresh.close()
   }, 60_000)
 
   /** GraphiQL with a query already in its editor (GraphiQL keeps it in localStorage). */

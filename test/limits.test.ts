@@ -53,6 +53,71 @@ describe.each(backends)('rate limits on $name', (backend) => {
   })
 })
 
+// Only addresses matter here, not storage: one backend is enough.
+describe.each(backends.slice(0, 1))('callers behind a proxy ($name)', (backend) => {
+  // These requests come from 127.0.0.1, which plays the proxy.
+  const from = (forwardedFor: string) => ({ headers: { 'x-forwarded-for': forwardedFor } })
+
+  /** A server allowing two requests per caller, and the addresses its request logs show. */
+  async function startBehindProxy(environment: Record<string, string>) {
+    const logLines: string[] = []
+    const stream = { write: (line: string) => logLines.push(line) }
+    const server = await startServer(
+      backend,
+      { RATE_LIMIT_MAX: '2', ...environment },
+      { logger: { level: 'info', stream } },
+    )
+    const loggedAddresses = () =>
+      logLines.map((line) => JSON.parse(line).req?.remoteAddress).filter(Boolean)
+    return { server, loggedAddresses }
+  }
+
+  it('gives each forwarded client a budget of its own when TRUST_PROXY names the proxy', async () => {
+    const { server, loggedAddresses } = await startBehindProxy({ TRUST_PROXY: '127.0.0.1' })
+    try {
+      for (let request = 0; request < 2; request += 1) {
+        expect((await server.api.get('/products', from('203.0.113.1'))).status).toBe(200)
+      }
+      expect((await server.api.get('/products', from('203.0.113.1'))).status).toBe(429)
+      expect((await server.api.get('/products', from('203.0.113.2'))).status).toBe(200)
+      expect(loggedAddresses()).toEqual([
+        '203.0.113.1',
+        '203.0.113.1',
+        '203.0.113.1',
+        '203.0.113.2',
+      ])
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('takes the nearest untrusted address, so a client cannot forge its own', async () => {
+    const { server, loggedAddresses } = await startBehindProxy({
+      TRUST_PROXY: '127.0.0.1, 10.0.0.0/8',
+    })
+    try {
+      // The client wrote 192.0.2.9 itself; a proxy at 10.1.2.3 added the address it saw.
+      await server.api.get('/products', from('192.0.2.9, 198.51.100.7, 10.1.2.3'))
+      expect(loggedAddresses()).toEqual(['198.51.100.7'])
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('counts every caller as the proxy itself when no proxy is trusted', async () => {
+    const { server, loggedAddresses } = await startBehindProxy({})
+    try {
+      for (let request = 0; request < 2; request += 1) {
+        expect((await server.api.get('/products', from('203.0.113.1'))).status).toBe(200)
+      }
+      expect((await server.api.get('/products', from('203.0.113.2'))).status).toBe(429)
+      expect(new Set(loggedAddresses())).toEqual(new Set(['127.0.0.1']))
+    } finally {
+      await server.close()
+    }
+  })
+})
+
 describe.each(backends)('maintenance mode on $name', (backend) => {
   let server: TestServer
 

@@ -42,6 +42,7 @@ describe.each(backends)('products on $name', (backend) => {
       ['name of 2 characters', { name: 'ab' }],
       ['name of 100 characters', { name: 'n'.repeat(100) }],
       ['stock of 0', { stock: 0 }],
+      ['stock of 2^31 - 1, the int32 maximum', { stock: 2_147_483_647 }],
       ['the smallest price', { price: 0.01 }],
     ])('accepts a %s', async (_, change) => {
       expect(await create({ ...valid, ...change })).toMatchObject(change)
@@ -56,6 +57,7 @@ describe.each(backends)('products on $name', (backend) => {
       ['price as a string', { price: '12' }, 'price'],
       ['stock of -1', { stock: -1 }, 'stock'],
       ['stock of 1.5', { stock: 1.5 }, 'stock'],
+      ['stock of 2^31, past int32', { stock: 2_147_483_648 }, 'stock'],
       ['empty category', { category: '' }, 'category'],
       ['unknown field', { colour: 'red' }, 'colour'],
     ])('rejects a %s with VALIDATION_ERROR and stores nothing', async (_, change, field) => {
@@ -91,6 +93,13 @@ describe.each(backends)('products on $name', (backend) => {
       expect(response.status).toBe(404)
       expect(response.body.error).toMatchObject({ code: 'NOT_FOUND' })
     })
+
+    it('answers 400 VALIDATION_ERROR for an id past int32, 2^31', async () => {
+      const response = await api().get('/products/2147483648')
+      expect(response.status).toBe(400)
+      expect(response.body.error.code).toBe('VALIDATION_ERROR')
+      expect(Object.keys(response.body.error.details)).toEqual(['id'])
+    })
   })
 
   describe('update', () => {
@@ -111,6 +120,7 @@ describe.each(backends)('products on $name', (backend) => {
       ['price of 0', { price: 0 }],
       ['stock of -1', { stock: -1 }],
       ['stock of 1.5', { stock: 1.5 }],
+      ['stock of 2^31', { stock: 2_147_483_648 }],
       ['unknown field', { id: 7 }],
       ['empty body', {}],
     ])('rejects a %s and changes nothing', async (_, change) => {

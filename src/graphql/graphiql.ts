@@ -40,12 +40,41 @@ const PAGE = `<!doctype html>
 </body>
 </html>`
 
+/** What a first visit finds in the editor: this service's chat, rather than GraphiQL's welcome text. */
+export const DEFAULT_QUERY = `# The live chat. Open this page in two browser tabs: run Watch in the first (the run
+# button asks which operation), then Send in the second; the message appears in the first.
+# History lists what the chat holds so far.
+
+subscription Watch {
+  messageAdded(chatId: "demo") {
+    text
+    author
+    createdAt
+  }
+}
+
+mutation Send {
+  sendMessage(text: "hi", author: "me", chatId: "demo") {
+    id
+  }
+}
+
+query History {
+  messages(chatId: "demo", limit: 10) {
+    text
+    author
+    createdAt
+  }
+}
+`
+
 // Queries and mutations over HTTP, subscriptions over graphql-transport-ws, same path.
 const START = `const url = new URL('/graphql', location.href)
 const subscriptionUrl = url.href.replace(/^http/, 'ws')
 const fetcher = GraphiQL.createFetcher({ url: url.href, subscriptionUrl })
+const defaultQuery = ${JSON.stringify(DEFAULT_QUERY)}
 ReactDOM.createRoot(document.getElementById('graphiql'))
-  .render(React.createElement(GraphiQL, { fetcher, shouldPersistHeaders: true }))`
+  .render(React.createElement(GraphiQL, { fetcher, defaultQuery, shouldPersistHeaders: true }))`
 
 /** GraphiQL at /graphiql, for development. */
 export async function graphiqlPlugin(app: FastifyInstance) {

@@ -18,9 +18,10 @@ function createAjv(coerceTypes: false | 'array') {
     strictRequired: false,
   })
   addFormats.default(ajv)
+  // Two's complement: one more negative value than positive ones.
   ajv.addFormat('int32', {
     type: 'number',
-    validate: (value: number) => Number.isInteger(value) && Math.abs(value) <= 2 ** 31,
+    validate: (value: number) => Number.isInteger(value) && value >= -(2 ** 31) && value < 2 ** 31,
   })
   return ajv
 }
