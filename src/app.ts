@@ -13,6 +13,7 @@ import { createAccessTokens } from './platform/access-tokens.js'
 import { errorHandler } from './platform/error-handler.js'
 import { etag } from './platform/etag.js'
 import type { EventBus } from './platform/events.js'
+import { gracefulClose } from './platform/graceful-close.js'
 import { maintenance } from './platform/maintenance.js'
 import { createOutbox } from './platform/outbox.js'
 import { rateLimits } from './platform/rate-limit.js'
@@ -40,7 +41,9 @@ export async function buildApp(deps: AppDependencies, config: Config) {
     loggerInstance: deps.loggerInstance,
     genReqId: requestIdFrom,
     requestIdHeader: false,
-    return503OnClosing: true,
+    // Requests still arriving on open connections while the server closes are served
+    // (see graceful-close.ts): Fastify's 503 would not be in the error envelope.
+    return503OnClosing: false,
     trustProxy: config.server.trustProxy,
     requestTimeout: config.server.requestTimeoutMs,
     connectionTimeout: config.server.connectionTimeoutMs,
@@ -68,6 +71,7 @@ export async function buildApp(deps: AppDependencies, config: Config) {
   // The relay starts first and stops last: modules may still publish while they stop.
   runLifecycles(app, [{ name: 'outbox', start: outbox.start, stop: outbox.stop }, ...modules])
 
+  await app.register(gracefulClose)
   await app.register(requestIdHeader)
   await app.register(routeTable)
   await app.register(errorHandler)

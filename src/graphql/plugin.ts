@@ -20,6 +20,9 @@ export const GRAPHQL_PATH = '/graphql'
 /** subscriptions-transport-ws, still spoken by older clients; Mercurius serves it. */
 const LEGACY_SUBPROTOCOL = 'graphql-ws'
 const SLOW_CONSUMER_CLOSE = { code: 1008, reason: 'Subscriber too slow: events were dropped' }
+const GOING_AWAY_CLOSE = { code: 1001, reason: 'The server is shutting down' }
+/** How long a closing socket may take to answer the close before it is cut. */
+const CLOSE_HANDSHAKE_MS = 1000
 
 export interface GraphqlOptions {
   resolvers: Resolvers
@@ -63,6 +66,14 @@ export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOption
     return payload
   })
 
+  // On shutdown, every socket hears why (1001), so clients reconnect to another instance;
+  // @fastify/websocket's own preClose, which runs next, would close them with no code.
+  app.addHook('preClose', async () => {
+    for (const socket of app.websocketServer.clients) {
+      socket.close(GOING_AWAY_CLOSE.code, GOING_AWAY_CLOSE.reason)
+      setTimeout(() => socket.terminate(), CLOSE_HANDSHAKE_MS).unref()
+    }
+  })
   await app.register(websocket, { options: { maxPayload: 64 * 1024 } })
   await app.register(mercurius, {
     schema: readFileSync(schemaPath, 'utf8'),

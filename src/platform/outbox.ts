@@ -19,7 +19,7 @@ const BUSY_RETRIES = 20
 const AFTER_OUTAGE_MS = 2500
 /** A caller waits for its event to go out at most this long; it goes out later anyway. */
 const FLUSH_WAIT_MS = 1000
-const STOP_WAIT_MS = 5000
+const STOP_WAIT_MS = 3000
 const RETENTION = sql`interval '1 hour'`
 const PRUNE_EVERY_MS = 60_000
 // Any constant shared by every instance (the migration lock is 72_817_311).
