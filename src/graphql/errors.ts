@@ -49,7 +49,8 @@ export function toClientError(error: GraphQLError, log: FastifyBaseLogger): Grap
     return { message: described.join('; '), ...base, extensions: { code, details } }
   }
   if (!original || original instanceof GraphQLError) {
-    const code = error.extensions.code ?? (path ? 'BAD_USER_INPUT' : 'GRAPHQL_VALIDATION_FAILED')
+    // graphql-jit's errors (a cached query's) may come without extensions.
+    const code = error.extensions?.code ?? (path ? 'BAD_USER_INPUT' : 'GRAPHQL_VALIDATION_FAILED')
     return { message, ...base, extensions: { ...error.extensions, code } }
   }
   if (requestErrorStatus(original)) {

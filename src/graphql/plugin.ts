@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import websocket from '@fastify/websocket'
-import type { FastifyInstance, RouteOptions } from 'fastify'
-import { GraphQLError } from 'graphql'
+import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify'
+import { type DocumentNode, GraphQLError, getOperationAST } from 'graphql'
 import mercurius, { type IResolvers } from 'mercurius'
 import type { WebSocket } from 'ws'
 import type { Resolvers } from '../../generated/graphql.js'
@@ -110,8 +110,9 @@ export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOption
     },
   })
   if (options.graphiql) await app.register(graphiqlPlugin)
-  app.graphql.addHook('preExecution', async (_schema, _document, context) => {
+  app.graphql.addHook('preExecution', async (_schema, document, context) => {
     beforeExecution(context)
+    refuseSubscription(document, context.reply.request)
   })
   // Mercurius runs a legacy-protocol subscription without validating it; hold it to
   // the same rules as every other operation. The error becomes the protocol's `error`.
@@ -153,4 +154,17 @@ function allowNullExtensions(route: RouteOptions) {
   const body = (route.schema as { body?: { properties?: Record<string, { type: unknown }> } })?.body
   const extensions = body?.properties?.extensions
   if (extensions) extensions.type = ['object', 'null']
+}
+
+/**
+ * Over HTTP, a subscription would run once with no event to resolve; its place is the
+ * WebSocket on the same path.
+ */
+function refuseSubscription(document: DocumentNode, request: FastifyRequest) {
+  const { operationName } = (request.body ?? request.query ?? {}) as { operationName?: unknown }
+  const name = typeof operationName === 'string' ? operationName : undefined
+  if (getOperationAST(document, name)?.operation !== 'subscription') return
+  throw new GraphQLError('Subscriptions are served over WebSocket at this path, not over HTTP', {
+    extensions: { code: 'BAD_USER_INPUT' },
+  })
 }

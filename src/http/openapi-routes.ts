@@ -1,5 +1,6 @@
-import type { FastifyInstance, RouteHandlerMethod } from 'fastify'
+import type { FastifyInstance, FastifyRequest, RouteHandlerMethod } from 'fastify'
 import openapiGlue from 'fastify-openapi-glue'
+import { badRequest } from '../platform/errors.js'
 import type { OperationId, ServiceHandlers } from './operations.js'
 import type { SecurityHandlers } from './security.js'
 
@@ -13,12 +14,19 @@ export interface OpenapiRoutesOptions {
 /** Wires every operation of openapi.yaml to its handler; a missing handler stops start-up. */
 async function openapiRoutes(app: FastifyInstance, options: OpenapiRoutesOptions) {
   app.decorateRequest('principal', null)
+  // Bodies are JSON. Fastify's text/plain parser would hand a handler a string that no
+  // schema checked (the body schemas apply to application/json): refused with 415.
+  app.removeContentTypeParser('text/plain')
   // The glue checks security in preHandler, after the body is validated; a caller
   // without a token must hear 401, not what is wrong with its body, so check first.
   app.addHook('onRoute', (route) => {
     if (route.preHandler) {
       route.onRequest = [route.onRequest ?? [], route.preHandler].flat() as never
       route.preHandler = undefined
+    }
+    // Without a body (and so without a Content-Type) no schema runs at all.
+    if (route.schema?.body) {
+      route.preValidation = [route.preValidation ?? [], requireBody].flat() as never
     }
   })
   await app.register(openapiGlue, {
@@ -39,6 +47,12 @@ async function openapiRoutes(app: FastifyInstance, options: OpenapiRoutesOptions
       return handler as unknown as RouteHandlerMethod
     },
   })
+}
+
+async function requireBody(request: FastifyRequest) {
+  if (request.body === undefined) {
+    throw badRequest('This operation needs a JSON body, sent as application/json')
+  }
 }
 
 // Not wrapped in fastify-plugin: the onRoute hook above must stay in this scope.

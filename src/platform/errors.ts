@@ -23,6 +23,12 @@ export class AppError extends Error {
 export const badRequest = (message: string) => new AppError('BAD_REQUEST', 400, message)
 export const validationFailed = (details: ErrorDetails) =>
   new AppError('VALIDATION_ERROR', 400, 'The request breaks the rules of its fields', details)
+/** Refuses with VALIDATION_ERROR the fields that have a problem; passes when none has. */
+export function assertValidFields(problems: Record<string, string | undefined>): void {
+  const details: ErrorDetails = {}
+  for (const [field, problem] of Object.entries(problems)) if (problem) details[field] = [problem]
+  if (Object.keys(details).length > 0) throw validationFailed(details)
+}
 export const unauthenticated = (message: string) => new AppError('UNAUTHENTICATED', 401, message)
 export const forbidden = (message: string) => new AppError('FORBIDDEN', 403, message)
 export const notFound = (message: string) => new AppError('NOT_FOUND', 404, message)

@@ -3,6 +3,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js'
 import addFormats from 'ajv-formats'
 import type { FastifySchemaCompiler } from 'fastify'
 import type { ErrorDetails } from './errors.js'
+import { numericTextCheck, storableTextKeyword, withStorableText } from './input-rules.js'
 
 function createAjv(coerceTypes: false | 'array') {
   const ajv = new Ajv2020({
@@ -18,6 +19,7 @@ function createAjv(coerceTypes: false | 'array') {
     strictRequired: false,
   })
   addFormats.default(ajv)
+  ajv.addKeyword(storableTextKeyword)
   // Two's complement: one more negative value than positive ones.
   ajv.addFormat('int32', {
     type: 'number',
@@ -35,7 +37,19 @@ export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   const exact = createAjv(false)
   return ({ schema, httpPart }) => {
     const ajv = httpPart === 'body' ? exact : coercing
-    return ajv.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>
+    const validate = ajv.compile(withStorableText(schema) as object)
+    const checkText = httpPart === 'body' ? undefined : numericTextCheck(schema)
+    if (!checkText) return validate as ReturnType<FastifySchemaCompiler<unknown>>
+    const validateText = (data: unknown) => {
+      const errors = checkText(data)
+      validateText.errors = errors.length > 0 ? errors : null
+      if (errors.length > 0) return false
+      const valid = validate(data)
+      validateText.errors = validate.errors ?? null
+      return valid
+    }
+    validateText.errors = null as ErrorObject[] | null
+    return validateText as ReturnType<FastifySchemaCompiler<unknown>>
   }
 }
 

@@ -1,5 +1,6 @@
 import type { ProductRow } from '../../db/schema.js'
-import { gone, notFound, unprocessable } from '../../platform/errors.js'
+import { assertValidFields, gone, notFound, unprocessable } from '../../platform/errors.js'
+import { readableTextProblem } from '../../platform/input-rules.js'
 import type {
   NewProduct,
   PageRequest,
@@ -18,6 +19,19 @@ export interface ProductPage {
     hasNext: boolean
     hasPrev: boolean
   }
+}
+
+/**
+ * What the schema cannot say without narrowing the published contract: names and
+ * categories are not blank, and a price is at least a cent once stored to the cent
+ * (5e-324 is a multiple of 0.01 as far as floating point can tell).
+ */
+function assertValidProduct({ name, category, price }: ProductChanges): void {
+  assertValidFields({
+    name: name === undefined ? undefined : readableTextProblem(name),
+    category: category === undefined ? undefined : readableTextProblem(category),
+    price: price !== undefined && Math.round(price * 100) < 1 ? 'must be at least 0.01' : undefined,
+  })
 }
 
 export function createProductsService({ products }: { products: ProductsRepository }) {
@@ -56,10 +70,12 @@ export function createProductsService({ products }: { products: ProductsReposito
     },
 
     create(product: NewProduct): Promise<ProductRow> {
+      assertValidProduct(product)
       return products.insert(product)
     },
 
     async update(id: number, changes: ProductChanges): Promise<ProductRow> {
+      assertValidProduct(changes)
       return (await products.update(id, changes)) ?? missing(id)
     },
 

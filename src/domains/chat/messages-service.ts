@@ -1,6 +1,7 @@
 import type { Database } from '../../db/client.js'
 import type { MessageRow } from '../../db/schema.js'
-import { type ErrorDetails, validationFailed } from '../../platform/errors.js'
+import { assertValidFields } from '../../platform/errors.js'
+import { isStorableText, readableTextProblem } from '../../platform/input-rules.js'
 import type { Outbox } from '../../platform/outbox.js'
 import { chatTopics, toMessageEvent } from './chat-topics.js'
 import type { MessagesRepository } from './messages-repository.js'
@@ -38,12 +39,11 @@ export function createMessagesService({ db, messages, outbox }: Dependencies) {
      * its event goes out when the bus is back.
      */
     async send(input: SendMessage): Promise<MessageRow> {
-      const problems = {
-        ...lengthProblem('text', input.text, LIMITS.text),
-        ...lengthProblem('author', input.author, LIMITS.author),
-        ...lengthProblem('chatId', input.chatId, LIMITS.chatId),
-      }
-      if (Object.keys(problems).length > 0) throw validationFailed(problems)
+      assertValidFields({
+        text: textProblem(input.text, LIMITS.text),
+        author: textProblem(input.author, LIMITS.author),
+        chatId: textProblem(input.chatId, LIMITS.chatId),
+      })
       const message = await db.transaction(async (tx) => {
         const row = await messages.insert(input, tx)
         const event = { messageAdded: toMessageEvent(row) }
@@ -57,18 +57,17 @@ export function createMessagesService({ db, messages, outbox }: Dependencies) {
     /** The newest `limit` messages, oldest first; `before` pages back. */
     async list({ chatId, limit, before }: ListMessages): Promise<MessageRow[]> {
       const pageSize = limit ?? 100
-      const problems: ErrorDetails = {}
-      if (!Number.isInteger(pageSize) || pageSize < LIMITS.page.min || pageSize > LIMITS.page.max) {
-        problems.limit = [`must be from ${LIMITS.page.min} to ${LIMITS.page.max}`]
-      }
       const beforeId = before == null ? undefined : Number(before)
-      if (
-        beforeId !== undefined &&
-        !(/^[1-9]\d{0,9}$/.test(String(before)) && beforeId <= 2 ** 31 - 1)
-      ) {
-        problems.before = ['must be the id of a message']
-      }
-      if (Object.keys(problems).length > 0) throw validationFailed(problems)
+      const validPageSize =
+        Number.isInteger(pageSize) && pageSize >= LIMITS.page.min && pageSize <= LIMITS.page.max
+      const validBefore =
+        beforeId === undefined || (/^[1-9]\d{0,9}$/.test(String(before)) && beforeId <= 2 ** 31 - 1)
+      assertValidFields({
+        limit: validPageSize ? undefined : `must be from ${LIMITS.page.min} to ${LIMITS.page.max}`,
+        before: validBefore ? undefined : 'must be the id of a message',
+        // Any chat may be listed, but no stored chat has an id that cannot be stored.
+        chatId: chatId == null || isStorableText(chatId) ? undefined : 'is not a chat id',
+      })
       const rows = await messages.newest({ chatId: chatId ?? undefined, beforeId, limit: pageSize })
       return rows.reverse()
     },
@@ -77,10 +76,9 @@ export function createMessagesService({ db, messages, outbox }: Dependencies) {
 
 export type MessagesService = ReturnType<typeof createMessagesService>
 
-function lengthProblem(field: string, value: string, { min, max }: { min: number; max: number }) {
+function textProblem(value: string, { min, max }: { min: number; max: number }) {
   // Characters as people count them: an emoji is one, not two UTF-16 units.
   const length = [...value].length
-  return length < min || length > max
-    ? { [field]: [`must be from ${min} to ${max} characters long`] }
-    : {}
+  if (length < min || length > max) return `must be from ${min} to ${max} characters long`
+  return readableTextProblem(value)
 }

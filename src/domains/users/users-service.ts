@@ -3,7 +3,8 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Database, Executor } from '../../db/client.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import type { UserRow } from '../../db/schema.js'
-import { conflict } from '../../platform/errors.js'
+import { assertValidFields, conflict } from '../../platform/errors.js'
+import { readableTextProblem } from '../../platform/input-rules.js'
 import { hashPassword, verifyPassword } from './password.js'
 import type { UsersRepository } from './users-repository.js'
 
@@ -54,6 +55,7 @@ export function createUsersService({ db, users, sessions }: Dependencies) {
 
   return {
     async signUp({ password, age, ...fields }: SignUp): Promise<UserRow> {
+      assertValidFields({ name: readableTextProblem(fields.name) })
       const passwordHash = await hashPassword(password)
       try {
         return await users.insert({ ...fields, age: age ?? null, passwordHash, role: 'user' })

@@ -1,0 +1,214 @@
+import { count, eq } from 'drizzle-orm'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { messages, products, users } from '../src/db/schema.js'
+import { backends } from './helpers/backends.js'
+import { graphql } from './helpers/graphql.js'
+import { ADMIN, login, startServer, type TestServer } from './helpers/server.js'
+
+/**
+ * Input that once reached Postgres (a 500) or was read wrongly: each is refused with a
+ * clear error in the documented envelope, and changes nothing.
+ */
+
+const NUL = 'a\u0000b'
+const LONE_SURROGATE = 'a\uD800b'
+const product = { name: 'Bad input lamp', price: 12.5, category: 'bad-input', stock: 3 }
+
+describe.each(backends)('bad input on $name', (backend) => {
+  let server: TestServer
+  let adminToken: string
+  let productId: number
+
+  beforeAll(async () => {
+    server = await startServer(backend)
+    adminToken = (await login(server.api, ADMIN)).accessToken
+    const created = await server.api.post('/products', { json: product, token: adminToken })
+    productId = created.body.data.id
+  })
+  afterAll(() => server?.close())
+
+  const db = () => server.testDatabase.database.db
+  const rowCount = async (table: typeof products | typeof users | typeof messages) =>
+    (await db().select({ rows: count() }).from(table))[0]?.rows
+
+  describe('bodies', () => {
+    it('refuses a JSON body sent as text/plain with 415, storing nothing', async () => {
+      const before = await rowCount(users)
+      const response = await server.api.post('/users', {
+        raw: JSON.stringify({ name: 'Plain', email: 'plain@example.com', password: 'password-1' }),
+        headers: { 'content-type': 'text/plain' },
+      })
+      expect(response.status).toBe(415)
+      expect(response.body.error.code).toBe('UNSUPPORTED_MEDIA_TYPE')
+      expect(await rowCount(users)).toBe(before)
+    })
+
+    it.each([
+      ['POST /users', 'post', '/users', false],
+      ['POST /auth/login', 'post', '/auth/login', false],
+      ['POST /auth/refresh', 'post', '/auth/refresh', false],
+      ['POST /auth/logout', 'post', '/auth/logout', true],
+      ['POST /products', 'post', '/products', true],
+    ] as const)('answers %s without a body with 400 BAD_REQUEST', async (_, method, path, auth) => {
+      const response = await server.api[method](path, auth ? { token: adminToken } : {})
+      expect(response.status).toBe(400)
+      expect(response.body.error.code).toBe('BAD_REQUEST')
+    })
+
+    it('answers PATCH without a body with 400 and leaves the product as it was', async () => {
+      const before = await server.api.get(`/products/${productId}`)
+      const response = await server.api.patch(`/products/${productId}`, { token: adminToken })
+      expect(response.status).toBe(400)
+      expect(response.body.error.code).toBe('BAD_REQUEST')
+      expect((await server.api.get(`/products/${productId}`)).body).toEqual(before.body)
+    })
+  })
+
+  describe('text that cannot be stored, or is blank', () => {
+    it.each([
+      ['search', `/products?search=${encodeURIComponent(NUL)}`],
+      ['category', `/products?category=${encodeURIComponent(NUL)}`],
+    ])('refuses a NUL in ?%s with 400 naming the parameter', async (parameter, path) => {
+      const response = await server.api.get(path)
+      expect(response.status).toBe(400)
+      expect(response.body.error.code).toBe('VALIDATION_ERROR')
+      expect(Object.keys(response.body.error.details)).toEqual([parameter])
+    })
+
+    it.each([
+      ['a NUL', NUL, 'must not contain NUL characters or unpaired surrogates'],
+      [
+        'an unpaired surrogate',
+        LONE_SURROGATE,
+        'must not contain NUL characters or unpaired surrogates',
+      ],
+      ['only whitespace', ' \t ', 'must not be blank'],
+    ])('refuses a product name of %s, storing nothing', async (_, name, message) => {
+      const before = await rowCount(products)
+      const created = await server.api.post('/products', {
+        json: { ...product, name },
+        token: adminToken,
+      })
+      expect(created.status).toBe(400)
+      expect(created.body.error.details).toEqual({ name: [message] })
+      const patched = await server.api.patch(`/products/${productId}`, {
+        json: { category: name },
+        token: adminToken,
+      })
+      expect(patched.status).toBe(400)
+      expect(patched.body.error.details).toEqual({ category: [message] })
+      expect(await rowCount(products)).toBe(before)
+      const [stored] = await db().select().from(products).where(eq(products.id, productId))
+      expect(stored?.category).toBe(product.category)
+    })
+
+    it.each([
+      ['a NUL', NUL],
+      ['an unpaired surrogate', LONE_SURROGATE],
+      ['only whitespace', '   '],
+    ])('refuses a sign-up name of %s, storing nothing', async (_, name) => {
+      const before = await rowCount(users)
+      const response = await server.api.post('/users', {
+        json: { name, email: `odd-name-${before}@example.com`, password: 'password-1' },
+      })
+      expect(response.status).toBe(400)
+      expect(Object.keys(response.body.error.details)).toEqual(['name'])
+      expect(await rowCount(users)).toBe(before)
+    })
+  })
+
+  describe('numbers', () => {
+    it.each(['Infinity', '0x10', '1e3', '12.0', ' 12', '2147483648'])(
+      'refuses the product id %j on GET, PATCH and DELETE with 400',
+      async (id) => {
+        const path = `/products/${encodeURIComponent(id)}`
+        const responses = [
+          await server.api.get(path),
+          await server.api.patch(path, { json: { stock: 1 }, token: adminToken }),
+          await server.api.delete(path, { token: adminToken }),
+        ]
+        for (const response of responses) {
+          expect(response.status).toBe(400)
+          expect(response.body.error.details).toHaveProperty('id')
+        }
+      },
+    )
+
+    it.each([
+      ['limit', '0x10'],
+      ['page', 'Infinity'],
+      ['minPrice', 'Infinity'],
+      ['maxPrice', '0x20'],
+    ])('refuses ?%s=%s: numbers in a URL are decimal', async (parameter, value) => {
+      const response = await server.api.get(`/products?${parameter}=${value}`)
+      expect(response.status).toBe(400)
+      expect(Object.keys(response.body.error.details)).toEqual([parameter])
+    })
+
+    it('refuses a price that rounds to 0.00, storing nothing', async () => {
+      const before = await rowCount(products)
+      const response = await server.api.post('/products', {
+        json: { ...product, price: 5e-324 },
+        token: adminToken,
+      })
+      expect(response.status).toBe(400)
+      expect(response.body.error.details).toEqual({ price: ['must be at least 0.01'] })
+      expect(await rowCount(products)).toBe(before)
+    })
+  })
+
+  describe('GraphQL', () => {
+    const SEND = `mutation($text: String!, $author: String!, $chatId: ID!) {
+      sendMessage(text: $text, author: $author, chatId: $chatId) { id }
+    }`
+    const valid = { text: 'hello', author: 'ann', chatId: 'bad-input' }
+
+    it.each([
+      ['text', NUL],
+      ['text', LONE_SURROGATE],
+      ['author', NUL],
+      ['chatId', NUL],
+      ['text', '  \n '],
+      ['author', ' '],
+    ])(
+      'refuses sendMessage with a bad %s (%j) as BAD_USER_INPUT, storing nothing',
+      async (field, value) => {
+        const before = await rowCount(messages)
+        const response = await graphql(server.baseUrl, SEND, { ...valid, [field]: value })
+        const [error] = response.body.errors ?? []
+        expect(error?.extensions?.code).toBe('BAD_USER_INPUT')
+        expect(Object.keys(error?.extensions?.details ?? {})).toEqual([field])
+        expect(await rowCount(messages)).toBe(before)
+      },
+    )
+
+    it('refuses to list a chat whose id holds a NUL', async () => {
+      const response = await graphql(
+        server.baseUrl,
+        'query($c: ID) { messages(chatId: $c) { id } }',
+        {
+          c: NUL,
+        },
+      )
+      expect(response.body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT')
+    })
+
+    it('answers a subscription sent over HTTP with BAD_USER_INPUT, pointing to WebSocket', async () => {
+      const response = await graphql(server.baseUrl, 'subscription { messageAdded { id } }')
+      expect(response.body.errors).toEqual([
+        expect.objectContaining({
+          message: expect.stringMatching(/WebSocket/),
+          extensions: { code: 'BAD_USER_INPUT' },
+        }),
+      ])
+    })
+
+    it('answers a bad variable the same way however often it is sent (the compiled query too)', async () => {
+      const query = 'query($l: Int) { messages(limit: $l) { id } }'
+      for (let attempt = 0; attempt < 4; attempt += 1) {
+        const response = await graphql(server.baseUrl, query, { l: 'x' })
+        expect(response.body.errors?.[0]?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED')
+      }
+    })
+  })
+})
