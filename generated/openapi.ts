@@ -217,8 +217,11 @@ export interface components {
             category?: components["schemas"]["ProductCategory"];
             stock?: components["schemas"]["ProductStock"];
         };
+        /** @description 2 to 100 characters, not only whitespace. */
         ProductName: string;
+        /** @description Price in the currency's units, to the cent: at least 0.01 once rounded to the cent. */
         ProductPrice: number;
+        /** @description 1 to 50 characters, not only whitespace; matched exactly. */
         ProductCategory: string;
         /** Format: int32 */
         ProductStock: number;
@@ -264,6 +267,7 @@ export interface components {
         /** @enum {string} */
         Role: "user" | "admin";
         UserCreate: {
+            /** @description 1 to 100 characters, not only whitespace. */
             name: string;
             email: components["schemas"]["Email"];
             password: components["schemas"]["Password"];
