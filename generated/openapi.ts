@@ -513,6 +513,8 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /** @description `no-store`: the body holds credentials, which no cache (browser, proxy) may keep. */
+        "Cache-Control-No-Store": "no-store";
         /** @description Requests allowed per window (present while rate limiting is on). */
         "RateLimit-Limit": number;
         /** @description Requests left in the current window. */
@@ -770,6 +772,7 @@ export interface operations {
             /** @description A new token pair, starting a new session. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -804,6 +807,7 @@ export interface operations {
             /** @description A new token pair in the same session. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];

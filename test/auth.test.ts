@@ -26,6 +26,11 @@ const adminClaims = { sub: '1', role: 'admin' }
 const signedWith = (key: string, options: { clockTimestamp?: number } = {}) =>
   createSigner({ key, algorithm: 'HS256', expiresIn: 60_000, ...options })(adminClaims)
 
+/** Signed with the service's own secret, with exactly these claims (no expiry added). */
+const signedWithoutDefaults = (claims: object) =>
+  createSigner({ key: testEnvironment.JWT_SECRET, algorithm: 'HS256', noTimestamp: true })(claims)
+const inAMinute = () => Math.floor(Date.now() / 1000) + 60
+
 /** Bearer tokens that must never pass, each for one reason. */
 const badTokens: [string, Record<string, string>][] = [
   ['no Authorization header', {}],
@@ -50,6 +55,19 @@ const badTokens: [string, Record<string, string>][] = [
       authorization: `Bearer ${createSigner({ key: testEnvironment.JWT_SECRET, algorithm: 'HS256' })({ sub: '1', role: 'root' })}`,
     },
   ],
+  ...(
+    [
+      ['without an expiry', { sub: '1', role: 'admin' }],
+      ['whose subject is hex', { sub: '0x1', role: 'admin', exp: inAMinute() }],
+      ['whose subject has a fraction', { sub: '1.0', role: 'admin', exp: inAMinute() }],
+      ['whose subject is padded', { sub: ' 1', role: 'admin', exp: inAMinute() }],
+      ['whose subject is a JSON number', { sub: 1, role: 'admin', exp: inAMinute() }],
+      ['without a subject', { role: 'admin', exp: inAMinute() }],
+    ] as const
+  ).map(([why, claims]): [string, Record<string, string>] => [
+    `a token ${why}`,
+    { authorization: `Bearer ${signedWithoutDefaults(claims)}` },
+  ]),
   ['a Basic Authorization header', { authorization: 'Basic xyz' }],
   ['a Bearer scheme without a token', { authorization: 'Bearer' }],
 ]
@@ -207,6 +225,7 @@ describe.each(backends)('auth on $name', (backend) => {
       expect(pair).toMatchObject({ tokenType: 'Bearer', expiresIn: 900 })
       expect(pair.refreshToken).toEqual(expect.any(String))
       expect(pair.refreshToken).not.toBe('')
+      expect(response.headers.get('cache-control')).toBe('no-store')
       const claims = createVerifier({ key: testEnvironment.JWT_SECRET })(pair.accessToken)
       expect(claims).toMatchObject({ sub: String(user.id), role: 'user' })
       expect(claims.exp - claims.iat).toBe(pair.expiresIn)
@@ -252,6 +271,7 @@ describe.each(backends)('auth on $name', (backend) => {
       const pair = response.body.data
       expect(pair).toMatchObject({ tokenType: 'Bearer', expiresIn: 900 })
       expect(pair.refreshToken).not.toBe(session.refreshToken)
+      expect(response.headers.get('cache-control')).toBe('no-store')
       const created = await api().post('/products', { json: product, token: pair.accessToken })
       expect(created.status, created.text).toBe(201)
       // And the new refresh token rotates in turn.

@@ -23,7 +23,13 @@ export function bearerTokenOf(header: string | undefined): string | undefined {
 
 export function createAccessTokens({ secret, ttlSeconds }: AccessTokenSettings) {
   const signer = createSigner({ key: secret, algorithm: 'HS256', expiresIn: ttlSeconds * 1000 })
-  const verifier = createVerifier({ key: secret, algorithms: ['HS256'], cache: true })
+  // A token without an expiry would never end; one without a subject names no one.
+  const verifier = createVerifier({
+    key: secret,
+    algorithms: ['HS256'],
+    requiredClaims: ['exp', 'sub', 'role'],
+    cache: true,
+  })
 
   return {
     ttlSeconds,
@@ -38,8 +44,8 @@ export function createAccessTokens({ secret, ttlSeconds }: AccessTokenSettings) 
       } catch {
         throw unauthenticated('The access token is invalid or expired')
       }
-      const userId = Number(claims.sub)
-      if (!Number.isSafeInteger(userId) || (claims.role !== 'user' && claims.role !== 'admin')) {
+      const userId = userIdOf(claims.sub)
+      if (userId === undefined || (claims.role !== 'user' && claims.role !== 'admin')) {
         throw unauthenticated('The access token is invalid or expired')
       }
       return { userId, role: claims.role }
@@ -48,3 +54,10 @@ export function createAccessTokens({ secret, ttlSeconds }: AccessTokenSettings) 
 }
 
 export type AccessTokens = ReturnType<typeof createAccessTokens>
+
+/** A subject as this service writes it: the user id in decimal digits, nothing else. */
+function userIdOf(subject: unknown): number | undefined {
+  if (typeof subject !== 'string' || !/^[1-9]\d{0,9}$/.test(subject)) return undefined
+  const id = Number(subject)
+  return id <= 2 ** 31 - 1 ? id : undefined
+}
