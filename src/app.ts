@@ -80,11 +80,13 @@ export async function buildApp(deps: AppDependencies, config: Config) {
   if (config.rateLimit) {
     await app.register(rateLimits, { ...config.rateLimit, accessTokens, redis: deps.redis })
   }
-  await app.register(swagger, {
-    mode: 'static',
-    specification: { path: specificationPath, baseDir: dirname(specificationPath) },
-  })
-  await app.register(swaggerUi, { routePrefix: '/docs' })
+  if (config.apiDocs) {
+    await app.register(swagger, {
+      mode: 'static',
+      specification: { path: specificationPath, baseDir: dirname(specificationPath) },
+    })
+    await app.register(swaggerUi, { routePrefix: '/docs' })
+  }
   await app.register(graphqlPlugin, {
     resolvers,
     loaders,

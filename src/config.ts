@@ -30,6 +30,7 @@ const environmentSchema = {
     RATE_LIMIT_MAX: { type: 'integer', minimum: 0, default: 600 },
     RATE_LIMIT_WINDOW: { type: 'integer', minimum: 1, default: 60_000 },
     MAINTENANCE_MODE: { type: 'boolean', default: false },
+    API_DOCS: { type: 'boolean', default: true },
     TRUST_PROXY: { type: 'string' },
     REQUEST_TIMEOUT: { type: 'integer', minimum: 0, default: 120_000 },
     CONNECTION_TIMEOUT: { type: 'integer', minimum: 0, default: 60_000 },
@@ -56,6 +57,7 @@ interface Environment {
   RATE_LIMIT_MAX: number
   RATE_LIMIT_WINDOW: number
   MAINTENANCE_MODE: boolean
+  API_DOCS: boolean
   TRUST_PROXY?: string
   REQUEST_TIMEOUT: number
   CONNECTION_TIMEOUT: number
@@ -85,6 +87,8 @@ export interface Config {
   rateLimit: { max: number; windowMs: number } | undefined
   /** Answer 503 to everything but the probes. */
   maintenanceMode: boolean
+  /** Serves Swagger UI and openapi.yaml at /docs. */
+  apiDocs: boolean
   /** Options of the HTTP server, in Fastify's terms. */
   server: {
     /** The peers believed when X-Forwarded-For names the client: all, none or these. */
@@ -144,6 +148,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
         ? { max: values.RATE_LIMIT_MAX, windowMs: values.RATE_LIMIT_WINDOW }
         : undefined,
     maintenanceMode: values.MAINTENANCE_MODE,
+    apiDocs: values.API_DOCS,
     server: {
       trustProxy: parseTrustProxy(values.TRUST_PROXY),
       requestTimeoutMs: values.REQUEST_TIMEOUT,

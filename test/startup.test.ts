@@ -4,7 +4,9 @@ import { openapiRoutesPlugin } from '../src/http/openapi-routes.js'
 import type { ServiceHandlers } from '../src/http/operations.js'
 import { createSecurityHandlers } from '../src/http/security.js'
 import { createAccessTokens } from '../src/platform/access-tokens.js'
+import { backends } from './helpers/backends.js'
 import { specification } from './helpers/contract.js'
+import { startServer } from './helpers/server.js'
 
 const accessTokens = createAccessTokens({ secret: 's'.repeat(32), ttlSeconds: 60 })
 const operationIds = Object.values(specification.paths).flatMap((path) =>
@@ -39,5 +41,22 @@ describe('start-up', () => {
 
   it('refuses to start when a security scheme has no handler', async () => {
     await expect(start(everyHandler, {})).rejects.toThrow('bearerAuth')
+  })
+})
+
+describe.each(backends)('the API docs on $name', (backend) => {
+  it.each([
+    ['by default', {}, 200],
+    ['with API_DOCS=false', { API_DOCS: 'false' }, 404],
+  ])('are served %s, or not', async (_, environment, status) => {
+    const server = await startServer(backend, environment)
+    try {
+      for (const path of ['/docs', '/docs/json']) {
+        const response = await fetch(`${server.baseUrl}${path}`)
+        expect(response.status, path).toBe(status)
+      }
+    } finally {
+      await server.close()
+    }
   })
 })
