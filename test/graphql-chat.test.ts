@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { messages } from '../src/db/schema.js'
 import { backends } from './helpers/backends.js'
 import { collect, graphql, subscriptionsActive, wsClient } from './helpers/graphql.js'
-import { ADMIN, login, startServer, type TestServer } from './helpers/server.js'
+import { ADMIN, login, newUser, startServer, type TestServer } from './helpers/server.js'
 
 const SEND = `mutation Send($text: String!, $author: String!, $chatId: ID) {
   sendMessage(text: $text, author: $author, chatId: $chatId) { id chatId text author createdAt }
@@ -41,6 +41,30 @@ describe.each(backends)('GraphQL chat on $name', (backend) => {
       expect(message.id).toMatch(/^\d+$/)
       expect(new Date(message.createdAt).toISOString()).toBe(message.createdAt)
       expect((await list({ chatId: 'lobby' })).map((each) => each.id)).toEqual([message.id])
+    })
+
+    it("signs a signed-in caller's message with its account's name, whatever author it gives", async () => {
+      const user = await newUser(server.api)
+      const byHttp = await graphql(
+        server.baseUrl,
+        SEND,
+        { text: 'signed', author: 'Administrator', chatId: 'signed' },
+        user.accessToken,
+      )
+      expect(byHttp.body.data.sendMessage.author).toBe(user.user.name)
+      const client = wsClient(server.baseUrl, { authToken: user.accessToken })
+      const byWebSocket = await new Promise<{ sendMessage: { author: string } }>(
+        (resolve, reject) => {
+          client.subscribe<{ sendMessage: { author: string } }>(
+            { query: SEND, variables: { text: 'over ws', author: 'someone', chatId: 'signed' } },
+            { next: ({ data }) => data && resolve(data), error: reject, complete: () => {} },
+          )
+        },
+      )
+      expect(byWebSocket.sendMessage.author).toBe(user.user.name)
+      await client.dispose()
+      // Anonymous callers still name their author, as clients written before tokens do.
+      expect((await send('anonymous', 'signed', 'cy')).author).toBe('cy')
     })
 
     it('posts to "general" in the form without chatId', async () => {

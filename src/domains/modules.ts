@@ -12,11 +12,12 @@ import { createUsersModule } from './users/users-module.js'
  */
 export function createDomainModules(infrastructure: Infrastructure) {
   const auth = createAuthModule(infrastructure)
+  const users = createUsersModule(infrastructure, { sessions: auth.sessions })
   return completeModules([
     createHealthModule(infrastructure),
     auth,
-    createUsersModule(infrastructure, { sessions: auth.sessions }),
+    users,
     createCatalogModule(infrastructure),
-    createChatModule(infrastructure),
+    createChatModule(infrastructure, { accounts: users.accounts }),
   ])
 }

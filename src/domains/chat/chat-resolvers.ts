@@ -19,7 +19,7 @@ export function createChatResolvers(
       messages: (_root, args) => messages.list(args),
     },
     Mutation: {
-      sendMessage: (_root, args) => messages.send(args),
+      sendMessage: (_root, args, context) => messages.send(args, context.principal),
     },
     Subscription: {
       messageAdded: {

@@ -1,6 +1,7 @@
 import type { Database } from '../../db/client.js'
 import type { MessageRow } from '../../db/schema.js'
-import { assertValidFields } from '../../platform/errors.js'
+import type { Principal } from '../../platform/access-tokens.js'
+import { assertValidFields, unauthenticated } from '../../platform/errors.js'
 import { isStorableText, readableTextProblem } from '../../platform/input-rules.js'
 import type { Outbox } from '../../platform/outbox.js'
 import { chatTopics, toMessageEvent } from './chat-topics.js'
@@ -25,27 +26,42 @@ export interface ListMessages {
   before?: string | null | undefined
 }
 
+/** What the chat needs of the users domain: the name a signed-in author goes by. */
+export interface Accounts {
+  nameOf(userId: number): Promise<string | undefined>
+}
+
 interface Dependencies {
   db: Database
   messages: MessagesRepository
   outbox: Pick<Outbox, 'enqueue' | 'flush'>
+  accounts: Accounts
 }
 
-export function createMessagesService({ db, messages, outbox }: Dependencies) {
+export function createMessagesService({ db, messages, outbox, accounts }: Dependencies) {
+  /** A signed-in caller writes as its account; an anonymous one names its author. */
+  async function authorOf(given: string, principal: Principal | null): Promise<string> {
+    if (!principal) return given
+    const name = await accounts.nameOf(principal.userId)
+    if (name === undefined) throw unauthenticated('The account of this token no longer exists')
+    return name
+  }
+
   return {
     /**
      * Stores the message with its messageAdded event, publishes it once committed, then
      * answers it. While the bus is away the message is stored and answered all the same;
      * its event goes out when the bus is back.
      */
-    async send(input: SendMessage): Promise<MessageRow> {
+    async send(input: SendMessage, principal: Principal | null): Promise<MessageRow> {
       assertValidFields({
         text: textProblem(input.text, LIMITS.text),
-        author: textProblem(input.author, LIMITS.author),
+        author: principal ? undefined : textProblem(input.author, LIMITS.author),
         chatId: textProblem(input.chatId, LIMITS.chatId),
       })
+      const author = await authorOf(input.author, principal)
       const message = await db.transaction(async (tx) => {
-        const row = await messages.insert(input, tx)
+        const row = await messages.insert({ ...input, author }, tx)
         const event = { messageAdded: toMessageEvent(row) }
         await outbox.enqueue(tx, chatTopics.messageAdded(row.chatId), event)
         return row

@@ -16,6 +16,8 @@ export function createUsersModule(
   return {
     name: 'users',
     handlers: createUserHandlers(users),
+    /** Who an account is, for the domains that show it (a message's author). */
+    accounts: { nameOf: users.nameOf },
     start: () => users.ensureAdmin(config.auth.admin, log),
   }
 }

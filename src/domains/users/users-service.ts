@@ -54,6 +54,11 @@ export function createUsersService({ db, users, sessions }: Dependencies) {
   }
 
   return {
+    /** The name an account goes by, or undefined when there is no such account. */
+    async nameOf(userId: number): Promise<string | undefined> {
+      return (await users.findById(userId))?.name
+    },
+
     async signUp({ password, age, ...fields }: SignUp): Promise<UserRow> {
       assertValidFields({ name: readableTextProblem(fields.name) })
       const passwordHash = await hashPassword(password)
