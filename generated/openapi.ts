@@ -508,7 +508,7 @@ export interface components {
         MinPrice: number;
         /** @description Keep products whose price is at most this; not below `minPrice` (422). */
         MaxPrice: number;
-        /** @description Case-insensitive substring of the name. */
+        /** @description Case-insensitive substring of the name, matched literally (`%` and `_` match themselves); it must contain a letter or a digit. */
         Search: string;
     };
     requestBodies: never;
@@ -543,7 +543,7 @@ export interface operations {
                 minPrice?: components["parameters"]["MinPrice"];
                 /** @description Keep products whose price is at most this; not below `minPrice` (422). */
                 maxPrice?: components["parameters"]["MaxPrice"];
-                /** @description Case-insensitive substring of the name. */
+                /** @description Case-insensitive substring of the name, matched literally (`%` and `_` match themselves); it must contain a letter or a digit. */
                 search?: components["parameters"]["Search"];
             };
             header?: {

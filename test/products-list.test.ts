@@ -101,6 +101,10 @@ describe.each(backends)('product list on $name', (backend) => {
     ['maxPrice=cheap', 'maxPrice'],
     ['search=', 'search'],
     [`search=${'s'.repeat(101)}`, 'search'],
+    // No letter or digit: nothing the trigram index could find it by.
+    [`search=${'%25'.repeat(100)}`, 'search'],
+    ['search=__', 'search'],
+    ['search=%20%20', 'search'],
   ])('rejects %s with VALIDATION_ERROR on that parameter', async (query, field) => {
     const response = await server.api.get(`/products?${query}`)
     expect(response.status).toBe(400)

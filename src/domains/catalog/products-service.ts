@@ -43,7 +43,14 @@ export function createProductsService({ products }: { products: ProductsReposito
 
   return {
     async list(filters: ProductFilters, request: PageRequest): Promise<ProductPage> {
-      const { minPrice, maxPrice } = filters
+      const { minPrice, maxPrice, search } = filters
+      assertValidFields({
+        // Without a letter or digit there is no trigram to find it by: a scan of the table.
+        search:
+          search === undefined || /[\p{L}\p{N}]/u.test(search)
+            ? undefined
+            : 'must contain a letter or a digit',
+      })
       if (minPrice !== undefined && maxPrice !== undefined && minPrice > maxPrice) {
         throw unprocessable('minPrice must not be greater than maxPrice')
       }
