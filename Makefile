@@ -1,8 +1,8 @@
 # The two commands of the README: `make run` and `make test`. Each installs what is missing.
 SHELL := /bin/bash
-# `npm install` honours the lock file; `npm ci` refuses it when the registry lacks some
-# platform-only optional packages (seen with @biomejs/cli-*), which this machine never needs.
-NPM_INSTALL := npm install --no-audit --no-fund --loglevel=error
+# Biome is pinned to an exact 2.5.x: the registry here lacks 2.6's other-platform packages, and a
+# lock file without them is refused by `npm ci`.
+NPM_CI := npm ci --no-audit --no-fund --loglevel=error
 STAMP := node_modules/.install-stamp
 # Debian's Chromium for the browser suite; Playwright's own download cannot work here.
 CHROMIUM := /usr/bin/chromium
@@ -13,7 +13,7 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 install: $(STAMP)
 
 $(STAMP): package.json package-lock.json
-	$(NPM_INSTALL)
+	$(NPM_CI)
 	@touch $@
 
 ## generate: typed signatures in generated/ from openapi.yaml and schema.graphql
