@@ -8,7 +8,7 @@ STAMP := node_modules/.install-stamp
 CHROMIUM := /usr/bin/chromium
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: install generate migrate run check typecheck lint lint-specs drift route-drift explain schema-diff bench test test-only
+.PHONY: install generate migrate run check typecheck lint lint-specs drift route-drift runtime-deps explain schema-diff bench test test-only
 
 install: $(STAMP)
 
@@ -29,8 +29,9 @@ migrate: $(STAMP)
 run: generate migrate
 	npm start --silent
 
-## check: typecheck, lint, the specs' own lint, and generated code that matches the specs
-check: typecheck lint lint-specs drift route-drift
+## check: typecheck, lint, the specs' own lint, generated code and routes that match the specs,
+## and runtime packages declared as dependencies
+check: typecheck lint lint-specs drift route-drift runtime-deps
 
 typecheck: $(STAMP)
 	npx tsc --noEmit
@@ -52,6 +53,10 @@ drift: $(STAMP)
 ## route-drift: the routes the server registers against the operations of openapi.yaml
 route-drift: $(STAMP)
 	node --import tsx tools/route-drift.ts
+
+## runtime-deps: every package src/ loads at run time is in dependencies (npm ci --omit=dev)
+runtime-deps: $(STAMP)
+	node --import tsx tools/runtime-deps.ts
 
 ## explain: EXPLAIN ANALYZE of the catalog queries on 100k seeded products (DATABASE_URL for Postgres)
 explain: $(STAMP)
