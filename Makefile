@@ -8,7 +8,7 @@ STAMP := node_modules/.install-stamp
 CHROMIUM := /usr/bin/chromium
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: install generate migrate run check typecheck lint lint-specs drift route-drift runtime-deps explain schema-diff bench test test-only
+.PHONY: install generate build migrate run smoke check typecheck lint lint-specs drift route-drift runtime-deps explain schema-diff bench test test-only
 
 install: $(STAMP)
 
@@ -21,13 +21,22 @@ generate: $(STAMP)
 	npx openapi-typescript openapi.yaml --output generated/openapi.ts --silent
 	npx graphql-codegen --config codegen.yml --silent
 
+## build: the server compiled to dist/ (tsc -p tsconfig.build.json), which npm start runs
+build: generate
+	npm run --silent build
+
 ## migrate: apply migrations to DATABASE_URL, or to the embedded database under DATA_DIR
-migrate: $(STAMP)
+migrate: build
 	npm run --silent migrate
 
-## run: install, generate, migrate and start the service on the embedded defaults
-run: generate migrate
+## run: install, generate, build, migrate and start the compiled service on the embedded
+## defaults (`npm run dev` runs src/ in watch mode instead)
+run: build migrate
 	npm start --silent
+
+## smoke: the compiled server starts on an in-memory database and answers /health and GraphQL
+smoke: build
+	node tools/smoke.mjs
 
 ## check: typecheck, lint, the specs' own lint, generated code and routes that match the specs,
 ## and runtime packages declared as dependencies

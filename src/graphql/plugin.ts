@@ -5,6 +5,7 @@ import { GraphQLError } from 'graphql'
 import mercurius, { type IResolvers } from 'mercurius'
 import type { WebSocket } from 'ws'
 import type { Resolvers } from '../../generated/graphql.js'
+import { graphqlSchemaPath } from '../paths.js'
 import type { AccessTokens } from '../platform/access-tokens.js'
 import type { EventBus } from '../platform/events.js'
 import { httpContext, principalOf } from './context.js'
@@ -13,7 +14,7 @@ import { graphiqlPlugin } from './graphiql.js'
 import { limitRules, validateOperation } from './limits.js'
 import { createTransportWsHandler } from './transport-ws.js'
 
-export const schemaPath = new URL('../../schema.graphql', import.meta.url).pathname
+export const schemaPath = graphqlSchemaPath
 export const GRAPHQL_PATH = '/graphql'
 
 /** subscriptions-transport-ws, still spoken by older clients; Mercurius serves it. */

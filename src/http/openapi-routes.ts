@@ -1,9 +1,10 @@
 import type { FastifyInstance, RouteHandlerMethod } from 'fastify'
 import openapiGlue from 'fastify-openapi-glue'
+import { openapiPath } from '../paths.js'
 import type { OperationId, ServiceHandlers } from './operations.js'
 import type { SecurityHandlers } from './security.js'
 
-export const specificationPath = new URL('../../openapi.yaml', import.meta.url).pathname
+export const specificationPath = openapiPath
 
 export interface OpenapiRoutesOptions {
   handlers: ServiceHandlers
