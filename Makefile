@@ -8,7 +8,7 @@ STAMP := node_modules/.install-stamp
 CHROMIUM := /usr/bin/chromium
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: install generate build migrate run smoke check typecheck lint lint-specs drift route-drift runtime-deps explain schema-diff bench test test-only
+.PHONY: install generate build migrate run smoke check typecheck lint lint-specs drift route-drift runtime-deps explain schema-diff bench test test-only test-node24
 
 install: $(STAMP)
 
@@ -22,7 +22,7 @@ generate: $(STAMP)
 	npx graphql-codegen --config codegen.yml --silent
 
 ## build: the server compiled to dist/ (tsc -p tsconfig.build.json), which npm start runs
-build: generate
+build: $(STAMP)
 	npm run --silent build
 
 ## migrate: apply migrations to DATABASE_URL, or to the embedded database under DATA_DIR
@@ -31,11 +31,13 @@ migrate: build
 
 ## run: install, generate, build, migrate and start the compiled service on the embedded
 ## defaults (`npm run dev` runs src/ in watch mode instead)
-run: build migrate
+run: generate build migrate
 	npm start --silent
 
 ## smoke: the compiled server starts on an in-memory database and answers /health and GraphQL
-smoke: build
+## (built without a second type check: make check has done that)
+smoke: $(STAMP)
+	npm run --silent build -- --noCheck
 	node tools/smoke.mjs
 
 ## check: typecheck, lint, the specs' own lint, generated code and routes that match the specs,
@@ -86,6 +88,11 @@ test: check test-only
 
 test-only: $(STAMP) $(CHROMIUM)
 	npx vitest run
+
+## test-node24: the vitest suites again, on Node 24 (.ci/node24 fetches it once into .cache/)
+test-node24: $(STAMP) $(CHROMIUM)
+	@bin=$$(.ci/node24) && echo "vitest on Node $$("$$bin/node" --version)" && \
+	  PATH="$$bin:$$PATH" node node_modules/vitest/vitest.mjs run
 
 $(CHROMIUM):
 	$(SUDO) apt-get update -qq
