@@ -1,12 +1,14 @@
 // `make smoke`: start the compiled server on an in-memory database, check that it answers
-// GET /health and POST /graphql { __typename }, report how long the first answer took and
-// the resident memory, and stop it. Plain JavaScript, so it runs after `npm ci --omit=dev`.
+// GET /health and POST /graphql { __typename }, report how long the first answer took
+// with the CPU time it cost, the resident memory, and stop it. Plain JavaScript, so it runs
+// after `npm ci --omit=dev`.
 //
 //   node tools/smoke.mjs [--runs=N] [command…]    (default command: node dist/src/server.js)
 //
 // With --runs, the figures are medians over N starts: `node tools/smoke.mjs --runs=5
 // node --import tsx src/server.ts` measures the TypeScript entry point the same way.
 import { execFileSync, spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 
@@ -25,8 +27,8 @@ const freePort = () =>
     server.on('error', reject)
   })
 
-/** Resident set of a process and of it with its descendants (tsx's esbuild service), in KiB. */
-function residentKib(pid) {
+/** A process and its descendants (tsx's esbuild service) from `ps`: pid, ppid, rss in KiB. */
+function processTree(pid) {
   const rows = execFileSync('ps', ['-A', '-o', 'pid=,ppid=,rss='], { encoding: 'utf8' })
     .trim()
     .split('\n')
@@ -41,9 +43,26 @@ function residentKib(pid) {
       }
     }
   }
-  const own = rows.find(([p]) => p === pid)?.[2] ?? 0
-  const total = rows.filter(([p]) => tree.has(p)).reduce((sum, [, , rss]) => sum + rss, 0)
-  return { own, total }
+  return rows.filter(([p]) => tree.has(p))
+}
+
+/** CPU seconds a process has used (Linux only): a start's cost on a machine others share. */
+function cpuSeconds(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / 100 // utime + stime, in 1/100 s ticks
+  } catch {
+    return Number.NaN
+  }
+}
+
+function measure(pid) {
+  const tree = processTree(pid)
+  return {
+    own: tree.find(([p]) => p === pid)?.[2] ?? 0,
+    total: tree.reduce((sum, [, , rss]) => sum + rss, 0),
+    cpu: tree.reduce((sum, [p]) => sum + cpuSeconds(p), 0),
+  }
 }
 
 async function startOnce() {
@@ -79,7 +98,7 @@ async function startOnce() {
     if (graphql?.data?.__typename !== 'Query') {
       throw new Error(`POST /graphql answered ${JSON.stringify(graphql)}`)
     }
-    return { firstAnswerMs, ...residentKib(child.pid) }
+    return { firstAnswerMs, ...measure(child.pid) }
   } finally {
     child.kill('SIGTERM')
     const stopped = await Promise.race([exited.then(() => true), sleep(15_000, false)])
@@ -93,7 +112,8 @@ for (let run = 0; run < runs; run++) results.push(await startOnce())
 const mib = (kib) => `${(kib / 1024).toFixed(0)} MiB`
 console.log(
   `${[file, ...fileArgs].join(' ')}: /health and GraphQL answer; ` +
-    `first 200 on /health after ${median(results.map((r) => r.firstAnswerMs)).toFixed(0)} ms, ` +
+    `first 200 on /health after ${median(results.map((r) => r.firstAnswerMs)).toFixed(0)} ms ` +
+    `(CPU ${median(results.map((r) => r.cpu)).toFixed(2)} s), ` +
     `RSS ${mib(median(results.map((r) => r.own)))} ` +
     `(with child processes ${mib(median(results.map((r) => r.total)))})` +
     (runs > 1 ? `, medians of ${runs} starts` : ''),
