@@ -1,19 +1,19 @@
 # The two commands of the README: `make run` and `make test`. Each installs what is missing.
 SHELL := /bin/bash
-# `npm install` honours the lock file; `npm ci` refuses it when the registry lacks some
-# platform-only optional packages (seen with @biomejs/cli-*), which this machine never needs.
-NPM_INSTALL := npm install --no-audit --no-fund --loglevel=error
+# Biome is pinned to an exact 2.5.x: the registry here lacks 2.6's other-platform packages, and a
+# lock file without them is refused by `npm ci`.
+NPM_CI := npm ci --no-audit --no-fund --loglevel=error
 STAMP := node_modules/.install-stamp
 # Debian's Chromium for the browser suite; Playwright's own download cannot work here.
 CHROMIUM := /usr/bin/chromium
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: install generate migrate run check typecheck lint lint-specs drift route-drift explain schema-diff bench test test-only
+.PHONY: install generate build migrate run smoke check typecheck lint lint-specs drift route-drift runtime-deps explain schema-diff bench test test-only test-node24
 
 install: $(STAMP)
 
 $(STAMP): package.json package-lock.json
-	$(NPM_INSTALL)
+	$(NPM_CI)
 	@touch $@
 
 ## generate: typed signatures in generated/ from openapi.yaml and schema.graphql
@@ -21,16 +21,28 @@ generate: $(STAMP)
 	npx openapi-typescript openapi.yaml --output generated/openapi.ts --silent
 	npx graphql-codegen --config codegen.yml --silent
 
+## build: the server compiled to dist/ (tsc -p tsconfig.build.json), which npm start runs
+build: $(STAMP)
+	npm run --silent build
+
 ## migrate: apply migrations to DATABASE_URL, or to the embedded database under DATA_DIR
-migrate: $(STAMP)
+migrate: build
 	npm run --silent migrate
 
-## run: install, generate, migrate and start the service on the embedded defaults
-run: generate migrate
+## run: install, generate, build, migrate and start the compiled service on the embedded
+## defaults (`npm run dev` runs src/ in watch mode instead)
+run: generate build migrate
 	npm start --silent
 
-## check: typecheck, lint, the specs' own lint, and generated code that matches the specs
-check: typecheck lint lint-specs drift route-drift
+## smoke: the compiled server starts on an in-memory database and answers /health and GraphQL
+## (built without a second type check: make check has done that)
+smoke: $(STAMP)
+	npm run --silent build -- --noCheck
+	node tools/smoke.mjs
+
+## check: typecheck, lint, the specs' own lint, generated code and routes that match the specs,
+## and runtime packages declared as dependencies
+check: typecheck lint lint-specs drift route-drift runtime-deps
 
 typecheck: $(STAMP)
 	npx tsc --noEmit
@@ -53,6 +65,10 @@ drift: $(STAMP)
 route-drift: $(STAMP)
 	node --import tsx tools/route-drift.ts
 
+## runtime-deps: every package src/ loads at run time is in dependencies (npm ci --omit=dev)
+runtime-deps: $(STAMP)
+	node --import tsx tools/runtime-deps.ts
+
 ## explain: EXPLAIN ANALYZE of the catalog queries on 100k seeded products (DATABASE_URL for Postgres)
 explain: $(STAMP)
 	npm run --silent explain
@@ -72,6 +88,11 @@ test: check test-only
 
 test-only: $(STAMP) $(CHROMIUM)
 	npx vitest run
+
+## test-node24: the vitest suites again, on Node 24 (.ci/node24 fetches it once into .cache/)
+test-node24: $(STAMP) $(CHROMIUM)
+	@bin=$$(.ci/node24) && echo "vitest on Node $$("$$bin/node" --version)" && \
+	  PATH="$$bin:$$PATH" node node_modules/vitest/vitest.mjs run
 
 $(CHROMIUM):
 	$(SUDO) apt-get update -qq

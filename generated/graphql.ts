@@ -31,10 +31,7 @@ export type Message = {
 /** Writes. */
 export type Mutation = {
   __typename?: 'Mutation';
-  /**
-   * Stores a message and delivers it to the chat's subscribers. A signed-in caller's
-   * message carries the name of its account; an anonymous caller names its author.
-   */
+  /** Stores a message and delivers it to the chat's subscribers. A signed-in caller's message carries the name of its account; an anonymous caller names its author. */
   sendMessage: Message;
 };
 

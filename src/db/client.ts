@@ -1,4 +1,5 @@
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
+import { migrationsPath } from '../paths.js'
 import type * as schema from './schema.js'
 
 export type Database = PgDatabase<PgQueryResultHKT, typeof schema>
@@ -36,7 +37,7 @@ export const PLANNER_SETTINGS = {
   random_page_cost: '1.1',
 }
 
-export const migrationsFolder = new URL('../../drizzle', import.meta.url).pathname
+export const migrationsFolder = migrationsPath
 
 export async function openDatabase(settings: DatabaseSettings): Promise<DatabaseHandle> {
   if (settings.databaseUrl) {

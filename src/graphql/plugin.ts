@@ -5,6 +5,7 @@ import { type DocumentNode, GraphQLError, getOperationAST } from 'graphql'
 import mercurius, { type IResolvers } from 'mercurius'
 import type { WebSocket } from 'ws'
 import type { Resolvers } from '../../generated/graphql.js'
+import { graphqlSchemaPath } from '../paths.js'
 import type { AccessTokens } from '../platform/access-tokens.js'
 import type { EventBus } from '../platform/events.js'
 import { beforeExecution, type ContextFactory, createContextFactory } from './context.js'
@@ -14,7 +15,7 @@ import { limitRules, validateOperation } from './limits.js'
 import { type GraphQLLoaders, loaderResolvers } from './loaders.js'
 import { createTransportWsHandler } from './transport-ws.js'
 
-export const schemaPath = new URL('../../schema.graphql', import.meta.url).pathname
+export const schemaPath = graphqlSchemaPath
 export const GRAPHQL_PATH = '/graphql'
 
 /** subscriptions-transport-ws, still spoken by older clients; Mercurius serves it. */

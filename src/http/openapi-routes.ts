@@ -1,10 +1,11 @@
 import type { FastifyInstance, FastifyRequest, RouteHandlerMethod } from 'fastify'
 import openapiGlue from 'fastify-openapi-glue'
+import { openapiPath } from '../paths.js'
 import { badRequest } from '../platform/errors.js'
 import type { OperationId, ServiceHandlers } from './operations.js'
 import type { SecurityHandlers } from './security.js'
 
-export const specificationPath = new URL('../../openapi.yaml', import.meta.url).pathname
+export const specificationPath = openapiPath
 
 export interface OpenapiRoutesOptions {
   handlers: ServiceHandlers
