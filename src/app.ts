@@ -1,4 +1,5 @@
 import { dirname } from 'node:path'
+import helmet from '@fastify/helmet'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
@@ -20,6 +21,7 @@ import { rateLimits } from './platform/rate-limit.js'
 import type { RedisConnections } from './platform/redis.js'
 import { requestIdFrom, requestIdHeader } from './platform/request-id.js'
 import { routeTable } from './platform/route-table.js'
+import { securityHeaders } from './platform/security-headers.js'
 import { createValidatorCompiler } from './platform/validation.js'
 
 export interface AppDependencies {
@@ -71,6 +73,7 @@ export async function buildApp(deps: AppDependencies, config: Config) {
   // The relay starts first and stops last: modules may still publish while they stop.
   runLifecycles(app, [{ name: 'outbox', start: outbox.start, stop: outbox.stop }, ...modules])
 
+  await app.register(helmet, securityHeaders)
   await app.register(gracefulClose)
   await app.register(requestIdHeader)
   await app.register(routeTable)

@@ -75,4 +75,22 @@ describe.each(backends)('REST conventions on $name', (backend) => {
       },
     )
   })
+
+  describe('security headers', () => {
+    it.each([
+      ['a read', '/products'],
+      ['an error', '/nowhere'],
+      ['the docs page', '/docs/static/index.html'],
+    ])('come with %s', async (_, path) => {
+      const response = await fetch(`${server.baseUrl}${path}`)
+      expect(response.headers.get('x-content-type-options')).toBe('nosniff')
+      expect(response.headers.get('x-frame-options')).toBe('SAMEORIGIN')
+      expect(response.headers.get('referrer-policy')).toBe('no-referrer')
+      const policy = response.headers.get('content-security-policy') ?? ''
+      expect(policy).toContain("default-src 'self'")
+      expect(policy).toContain("script-src 'self'")
+      // Plain http must stay plain http (see security-headers.ts).
+      expect(policy).not.toContain('upgrade-insecure-requests')
+    })
+  })
 })
