@@ -1,21 +1,11 @@
 import { sql } from 'drizzle-orm'
-import { loadConfig } from '../src/config.js'
-import { openDatabase } from '../src/db/client.js'
 import { createProductsRepository } from '../src/domains/catalog/products-repository.js'
-import { seedProducts } from './seed.js'
+import { openBenchDatabase, seedProducts } from './seed.js'
 
 // `npm run explain -- [count]`: EXPLAIN ANALYZE of the catalog's list and read queries on
 // `count` seeded products, in a fresh in-memory PGlite or, with DATABASE_URL, in Postgres.
 const count = Number(process.argv[2] ?? 100_000)
-const database = await openDatabase(
-  // Seeding a million rows runs long by design.
-  loadConfig({
-    DATABASE_URL: process.env.DATABASE_URL,
-    DATA_DIR: 'memory://',
-    DATABASE_TIMEOUT: '600000',
-  }),
-)
-await database.migrate()
+const database = await openBenchDatabase()
 const { db } = database
 await db.execute(sql`truncate products restart identity`)
 await seedProducts(db, count)

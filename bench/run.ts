@@ -5,11 +5,10 @@ import Fastify from 'fastify'
 import { pino } from 'pino'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
-import { openDatabase } from '../src/db/client.js'
 import { createEventBus } from '../src/platform/events.js'
 import { connectRedis } from '../src/platform/redis.js'
 import { fanout } from './fanout.js'
-import { seedProducts } from './seed.js'
+import { openBenchDatabase, seedProducts } from './seed.js'
 
 // `make bench`: req/s and p99 of the main operations on 100k seeded products (PRODUCTS to
 // change), against a bare Fastify baseline in the same run; then subscription fan-out
@@ -19,15 +18,7 @@ const DURATION = Number(process.env.DURATION ?? 10)
 const ADMIN = { email: 'bench@example.com', password: 'bench-password-1' }
 
 const log = pino({ level: 'silent' })
-const database = await openDatabase(
-  // Seeding runs long by design; the service under load never comes near the timeout.
-  loadConfig({
-    DATABASE_URL: process.env.DATABASE_URL,
-    DATA_DIR: 'memory://',
-    DATABASE_TIMEOUT: '600000',
-  }),
-)
-await database.migrate()
+const database = await openBenchDatabase()
 await database.db.execute(sql`truncate products, messages restart identity`)
 await seedProducts(database.db, PRODUCTS)
 

@@ -1,5 +1,23 @@
 import { sql } from 'drizzle-orm'
-import type { Database } from '../src/db/client.js'
+import { loadConfig } from '../src/config.js'
+import { type Database, openDatabase } from '../src/db/client.js'
+
+/**
+ * The database a benchmark seeds and measures, migrated: DATABASE_URL's Postgres, or an
+ * in-memory PGlite. Seeding a million rows is one long statement by design, so its
+ * statements may run far longer than the service lets them.
+ */
+export async function openBenchDatabase() {
+  const database = await openDatabase(
+    loadConfig({
+      DATABASE_URL: process.env.DATABASE_URL,
+      DATA_DIR: 'memory://',
+      DATABASE_TIMEOUT: '600000',
+    }),
+  )
+  await database.migrate()
+  return database
+}
 
 /**
  * `count` products spread over 50 categories, prices 1.00 to 1000.99 and names built
