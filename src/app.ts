@@ -11,6 +11,7 @@ import { graphqlPlugin } from './graphql/plugin.js'
 import { openapiRoutesPlugin, specificationPath } from './http/openapi-routes.js'
 import { createSecurityHandlers } from './http/security.js'
 import { createAccessTokens } from './platform/access-tokens.js'
+import { credentialLimits } from './platform/credential-limits.js'
 import { errorHandler } from './platform/error-handler.js'
 import { etag } from './platform/etag.js'
 import type { EventBus } from './platform/events.js'
@@ -81,7 +82,9 @@ export async function buildApp(deps: AppDependencies, config: Config) {
   await app.register(etag)
   if (config.maintenanceMode) await app.register(maintenance)
   if (config.rateLimit) {
-    await app.register(rateLimits, { ...config.rateLimit, accessTokens, redis: deps.redis })
+    const { max, windowMs, credentialsMax } = config.rateLimit
+    await app.register(rateLimits, { max, windowMs, accessTokens, redis: deps.redis })
+    await app.register(credentialLimits, { max: credentialsMax, windowMs })
   }
   if (config.apiDocs) {
     await app.register(swagger, {

@@ -29,6 +29,7 @@ const environmentSchema = {
     LOG_FORMAT: { type: 'string', enum: LOG_FORMATS },
     RATE_LIMIT_MAX: { type: 'integer', minimum: 0, default: 600 },
     RATE_LIMIT_WINDOW: { type: 'integer', minimum: 1, default: 60_000 },
+    AUTH_RATE_LIMIT_MAX: { type: 'integer', minimum: 1, default: 30 },
     MAINTENANCE_MODE: { type: 'boolean', default: false },
     API_DOCS: { type: 'boolean', default: true },
     TRUST_PROXY: { type: 'string' },
@@ -56,6 +57,7 @@ interface Environment {
   LOG_FORMAT?: (typeof LOG_FORMATS)[number]
   RATE_LIMIT_MAX: number
   RATE_LIMIT_WINDOW: number
+  AUTH_RATE_LIMIT_MAX: number
   MAINTENANCE_MODE: boolean
   API_DOCS: boolean
   TRUST_PROXY?: string
@@ -83,8 +85,11 @@ export interface Config {
   logFormat: (typeof LOG_FORMATS)[number]
   /** Serves GraphiQL and detailed start-up hints. */
   development: boolean
-  /** Requests per window and caller; undefined when RATE_LIMIT_MAX is 0. */
-  rateLimit: { max: number; windowMs: number } | undefined
+  /**
+   * Requests per window and caller, and login or sign-up attempts per window, address
+   * and account; undefined when RATE_LIMIT_MAX is 0.
+   */
+  rateLimit: { max: number; windowMs: number; credentialsMax: number } | undefined
   /** Answer 503 to everything but the probes. */
   maintenanceMode: boolean
   /** Serves Swagger UI and openapi.yaml at /docs. */
@@ -145,7 +150,11 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     development: values.NODE_ENV === 'development',
     rateLimit:
       values.RATE_LIMIT_MAX > 0
-        ? { max: values.RATE_LIMIT_MAX, windowMs: values.RATE_LIMIT_WINDOW }
+        ? {
+            max: values.RATE_LIMIT_MAX,
+            windowMs: values.RATE_LIMIT_WINDOW,
+            credentialsMax: values.AUTH_RATE_LIMIT_MAX,
+          }
         : undefined,
     maintenanceMode: values.MAINTENANCE_MODE,
     apiDocs: values.API_DOCS,

@@ -9,7 +9,7 @@ describe('configuration', () => {
       host: '127.0.0.1',
       dataDir: './data',
       databaseUrl: undefined,
-      rateLimit: { max: 600, windowMs: 60_000 },
+      rateLimit: { max: 600, windowMs: 60_000, credentialsMax: 30 },
       maintenanceMode: false,
       logFormat: 'pretty',
       server: {
@@ -53,7 +53,7 @@ describe('configuration', () => {
       databaseUrl: 'postgres://db/service',
       logLevel: 'debug',
       logFormat: 'json',
-      rateLimit: { max: 50, windowMs: 1000 },
+      rateLimit: { max: 50, windowMs: 1000, credentialsMax: 30 },
       maintenanceMode: true,
       server: {
         trustProxy: ['10.0.0.0/8'],

@@ -142,3 +142,75 @@ describe.each(backends)('maintenance mode on $name', (backend) => {
     expect((await server.api.get('/ready')).status).toBe(200)
   })
 })
+
+describe.each(backends)('login and sign-up budgets on $name', (backend) => {
+  let server: TestServer
+  // 127.0.0.1 plays a trusted proxy, so each test can speak from addresses of its own.
+  const from = (address: string) => ({ 'x-forwarded-for': address })
+  const wrongPassword = (email: string, address: string, token?: string) =>
+    server.api.post('/auth/login', {
+      json: { email, password: 'not-the-password' },
+      headers: from(address),
+      ...(token && { token }),
+    })
+
+  beforeAll(async () => {
+    server = await startServer(backend, {
+      RATE_LIMIT_MAX: '1000',
+      AUTH_RATE_LIMIT_MAX: '3',
+      TRUST_PROXY: '127.0.0.1',
+    })
+  })
+  afterAll(() => server?.close())
+
+  function expectLimited(response: Awaited<ReturnType<typeof wrongPassword>>) {
+    expect(response.status).toBe(429)
+    expect(response.body.error.code).toBe('RATE_LIMITED')
+    expect(Number(response.headers.get('retry-after'))).toBeGreaterThan(0)
+  }
+
+  it('limits guesses at one account, however many addresses they come from', async () => {
+    const target = 'target-of-many@example.com'
+    for (const address of ['198.51.100.1', '198.51.100.2', '198.51.100.3']) {
+      expect((await wrongPassword(target, address)).status).toBe(401)
+    }
+    expectLimited(await wrongPassword(target, '198.51.100.4'))
+    // Other accounts are not held back by it.
+    expect((await wrongPassword('someone-else@example.com', '198.51.100.4')).status).toBe(401)
+  })
+
+  it('limits one address, whatever valid tokens it attaches', async () => {
+    const tokens = [
+      (await login(server.api, ADMIN)).accessToken,
+      ...(await Promise.all([newUser(server.api), newUser(server.api)])).map(
+        (user) => user.accessToken,
+      ),
+    ]
+    const address = '203.0.113.77'
+    for (const [index, token] of tokens.entries()) {
+      expect((await wrongPassword(`victim${index}@example.com`, address, token)).status).toBe(401)
+    }
+    expectLimited(await wrongPassword('victim9@example.com', address, tokens[0]))
+  })
+
+  it('limits sign-ups from one address, storing nothing past the limit', async () => {
+    const address = '203.0.113.88'
+    const account = (index: number) => ({
+      name: 'Many',
+      email: `many${index}-${Date.now()}@example.com`,
+      password: 'pass-word-1',
+    })
+    const signUp = (body: object) =>
+      server.api.post('/users', { json: body, headers: from(address) })
+    for (let index = 0; index < 3; index += 1) {
+      expect((await signUp(account(index))).status).toBe(201)
+    }
+    const refused = account(3)
+    expectLimited(await signUp(refused))
+    const attempt = await server.api.post('/auth/login', {
+      json: { email: refused.email, password: refused.password },
+      headers: from('192.0.2.200'),
+    })
+    expect(attempt.status).toBe(401)
+  })
+})
