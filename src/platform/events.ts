@@ -1,3 +1,4 @@
+import type { EventEmitter } from 'node:events'
 import type { FastifyBaseLogger } from 'fastify'
 import mqemitter, { type Message, type MQEmitter } from 'mqemitter'
 import mqemitterRedis from 'mqemitter-redis'
@@ -40,9 +41,7 @@ export function createEventBus({
   redis?: RedisConnections | undefined
   log: FastifyBaseLogger
 }) {
-  const emitter: MQEmitter = redis
-    ? mqemitterRedis({ pubConn: redis.publisher, subConn: redis.subscriber })
-    : mqemitter()
+  const emitter: MQEmitter = redis ? redisEmitter(redis) : mqemitter()
   let active = 0
   let upSince: number | undefined = redis ? undefined : 0
   if (redis)
@@ -172,4 +171,16 @@ function watchConnections(redis: RedisConnections, report: (upSince: number | un
       wasUp = true
     })
   }
+}
+
+/**
+ * mqemitter-redis re-emits every error of its connections on an EventEmitter of its own,
+ * `state`, which its typings leave out. Without a listener there, each reconnect Redis
+ * refuses during an outage would be thrown and take the process down; the errors are
+ * logged once already, by the connections' owner (redis.ts).
+ */
+function redisEmitter(redis: RedisConnections): MQEmitter {
+  const emitter = mqemitterRedis({ pubConn: redis.publisher, subConn: redis.subscriber })
+  ;(emitter as unknown as { state: EventEmitter }).state.on('error', () => {})
+  return emitter
 }
