@@ -1,16 +1,18 @@
 import { readFileSync } from 'node:fs'
 import websocket from '@fastify/websocket'
 import type { FastifyInstance, RouteOptions } from 'fastify'
-import { GraphQLError } from 'graphql'
+import type { DocumentNode, GraphQLError } from 'graphql'
 import mercurius, { type IResolvers } from 'mercurius'
 import type { WebSocket } from 'ws'
 import type { Resolvers } from '../../generated/graphql.js'
 import type { AccessTokens } from '../platform/access-tokens.js'
 import type { EventBus } from '../platform/events.js'
+import { createAdmission } from './admission.js'
 import { beforeExecution, type ContextFactory, createContextFactory } from './context.js'
 import { acceptsGraphqlResponse, formatExecution, GRAPHQL_RESPONSE_TYPE } from './errors.js'
 import { graphiqlPlugin } from './graphiql.js'
-import { limitRules, validateOperation } from './limits.js'
+import { guardLegacySocket, type LegacyGateOptions } from './legacy-ws.js'
+import { costErrors, limitErrors, parseOptions } from './limits.js'
 import { type GraphQLLoaders, loaderResolvers } from './loaders.js'
 import { createTransportWsHandler } from './transport-ws.js'
 
@@ -37,21 +39,35 @@ function closeSlowConsumer(socket: WebSocket) {
   setTimeout(() => socket.terminate(), 1000).unref()
 }
 
+/** Refuses an operation over HTTP the way Mercurius refuses an invalid one. */
+function refuseIfAny(errors: readonly GraphQLError[]) {
+  if (errors.length > 0) throw Object.assign(new Error('Graphql validation error'), { errors })
+}
+
+const usesVariables = (document: DocumentNode) =>
+  document.definitions.some(
+    (definition) => 'variableDefinitions' in definition && definition.variableDefinitions?.length,
+  )
+
 /**
  * /graphql: Mercurius for HTTP, its emitter and the legacy subprotocol; graphql-ws for
  * `graphql-transport-ws`, routed by the subprotocol the client asks for.
  */
 export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOptions) {
   const contexts = createContextFactory(options.accessTokens, options.loaders)
+  const schema = () => app.graphql.schema
+  const admit = createAdmission({ schema })
   const transportWs = createTransportWsHandler({
-    schema: () => app.graphql.schema,
+    schema,
     contexts,
+    admit,
     log: app.log,
     closeSlowConsumer,
   })
+  const legacyGate = { admit, log: app.log }
   app.addHook('onRoute', (route) => {
     if (route.url !== GRAPHQL_PATH) return
-    if (route.wsHandler) routeBySubprotocol(route, transportWs, contexts)
+    if (route.wsHandler) routeBySubprotocol(route, transportWs, contexts, legacyGate)
     if (route.method === 'POST') allowNullExtensions(route)
   })
 
@@ -70,7 +86,8 @@ export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOption
     path: GRAPHQL_PATH,
     graphiql: false,
     jit: 1,
-    validationRules: limitRules,
+    // The token limit applies while Mercurius parses, before any hook sees a document.
+    graphql: { parseOptions },
     errorFormatter: formatExecution as never,
     // A refused token is kept in the context, not thrown: Mercurius would answer a
     // context that throws with the REST error envelope.
@@ -99,18 +116,18 @@ export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOption
     },
   })
   if (options.graphiql) await app.register(graphiqlPlugin)
-  app.graphql.addHook('preExecution', async (_schema, _document, context) => {
-    beforeExecution(context)
+  // HTTP's share of the checks WebSocket operations pass in admission.ts. The service's
+  // limits run before graphql's own rules (Mercurius validates a document only the first
+  // time it sees it); the cost again with the variables, which only execution has.
+  app.graphql.addHook('preValidation', async (schema, document) => {
+    refuseIfAny(limitErrors(schema, document, undefined))
   })
-  // Mercurius runs a legacy-protocol subscription without validating it; hold it to
-  // the same rules as every other operation. The error becomes the protocol's `error`.
-  app.graphql.addHook('preSubscriptionExecution', async (schema, document, context) => {
-    const errors = validateOperation(schema, document)
-    if (errors.length > 0) {
-      throw new GraphQLError(errors.map((error) => error.message).join('; '), {
-        extensions: { code: 'GRAPHQL_VALIDATION_FAILED' },
-      })
-    }
+  app.graphql.addHook('preExecution', async (schema, document, context, variables) => {
+    beforeExecution(context)
+    if (usesVariables(document)) refuseIfAny(costErrors(schema, document, variables ?? {}))
+  })
+  // A legacy start was admitted (validated with its variables) on its way in: legacy-ws.ts.
+  app.graphql.addHook('preSubscriptionExecution', async (_schema, _document, context) => {
     beforeExecution(context)
   })
 }
@@ -122,6 +139,7 @@ function routeBySubprotocol(
   route: RouteOptions,
   transportWs: ReturnType<typeof createTransportWsHandler>,
   contexts: ContextFactory,
+  legacyGate: LegacyGateOptions,
 ) {
   const legacy = route.wsHandler as NonNullable<RouteOptions['wsHandler']>
   route.wsHandler = function (this: FastifyInstance, socket, request) {
@@ -133,6 +151,7 @@ function routeBySubprotocol(
     } catch {
       return socket.close(FORBIDDEN_CLOSE, 'Forbidden')
     }
+    guardLegacySocket(socket as unknown as WebSocket, legacyGate)
     return legacy.call(this, socket, request)
   }
 }

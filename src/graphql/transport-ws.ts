@@ -1,18 +1,10 @@
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify'
-import {
-  type DocumentNode,
-  type ExecutionResult,
-  execute,
-  GraphQLError,
-  type GraphQLSchema,
-  parse,
-  subscribe,
-} from 'graphql'
+import { type ExecutionResult, execute, GraphQLError, type GraphQLSchema, subscribe } from 'graphql'
 import { CloseCode, makeServer } from 'graphql-ws'
 import type { WebSocket } from 'ws'
+import type { Admit } from './admission.js'
 import { beforeExecution, type ContextFactory, type GraphQLContext } from './context.js'
 import { toClientError } from './errors.js'
-import { validateOperation } from './limits.js'
 
 interface Extra {
   socket: WebSocket
@@ -22,6 +14,7 @@ interface Extra {
 export interface TransportWsOptions {
   schema: () => GraphQLSchema
   contexts: ContextFactory
+  admit: Admit
   log: FastifyBaseLogger
   /** Closes a socket whose subscriber fell too far behind. */
   closeSlowConsumer: (socket: WebSocket) => void
@@ -57,23 +50,17 @@ function checked<Result>(context: GraphQLContext, run: () => Result): Result | E
 export function createTransportWsHandler(options: TransportWsOptions) {
   const { log } = options
   const server = makeServer<Record<string, unknown> | undefined, Extra>({
-    // Parsing and validating here turns a bad document into the protocol's `error`
-    // message for that operation; graphql-ws's own parse would close the socket (4500).
-    onSubscribe(_ctx, _id, payload) {
-      let document: DocumentNode
-      try {
-        document = parse(payload.query)
-      } catch (error) {
-        return [error as GraphQLError]
-      }
-      const schema = options.schema()
-      const errors = validateOperation(schema, document)
-      if (errors.length > 0) return errors
+    // Admitting here (token limit, validation with the variables) turns a refusal into
+    // the protocol's `error` message for that operation; graphql-ws's own parse would
+    // close the socket (4500).
+    async onSubscribe(_ctx, _id, payload) {
+      const admission = await options.admit(payload)
+      if ('errors' in admission) return [...admission.errors]
       return {
-        schema,
-        document,
+        schema: options.schema(),
+        document: admission.document,
         operationName: payload.operationName,
-        variableValues: payload.variables,
+        variableValues: admission.variables,
       }
     },
     execute: (args) => checked(args.contextValue as GraphQLContext, () => execute(args)),
