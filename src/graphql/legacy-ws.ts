@@ -3,6 +3,7 @@ import type { GraphQLError } from 'graphql'
 import type { WebSocket } from 'ws'
 import type { Admit } from './admission.js'
 import { toClientError } from './errors.js'
+import { cappedFrame } from './response-cap.js'
 
 export interface LegacyGateOptions {
   admit: Admit
@@ -15,11 +16,19 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 /**
  * Mercurius serves the legacy `graphql-ws` subprotocol; this gate stands between the
  * socket and it and holds it to what graphql-transport-ws enforces: every `start`
- * admitted (see admission.ts) before Mercurius reads it. Frames are passed on in the
- * order they came, each once the one before is through.
+ * admitted (see admission.ts) before Mercurius reads it, and every frame sent within
+ * the response cap. Frames are passed on in the order they came, each once the one
+ * before is through.
  */
 export function guardLegacySocket(socket: WebSocket, { admit, log }: LegacyGateOptions) {
   const send = socket.send.bind(socket)
+  const capped = (data: unknown, ...rest: unknown[]) =>
+    (send as (...args: unknown[]) => void)(
+      typeof data === 'string' ? cappedFrame(data) : data,
+      ...rest,
+    )
+  socket.send = capped as WebSocket['send']
+
   const sendErrors = (id: unknown, errors: readonly GraphQLError[]) =>
     send(JSON.stringify({ type: 'error', id, payload: errors.map((e) => toClientError(e, log)) }))
 

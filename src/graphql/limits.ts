@@ -24,9 +24,9 @@ import {
 } from './selections.js'
 
 /**
- * What one operation may cost. Each figure lets the largest legitimate use of
- * schema.graphql through; the README's GraphQL section documents them. The defaults of
- * GraphQL Armor (maxTokens 1000, cost 5000) agree.
+ * What one operation and one response may cost. Each figure lets the largest legitimate
+ * use of schema.graphql through; the README's GraphQL section documents them. The
+ * defaults of GraphQL Armor (maxTokens 1000, cost 5000) agree.
  */
 export const LIMITS = {
   /** Nesting of selections, counting fragments where they are spread. */
@@ -45,6 +45,11 @@ export const LIMITS = {
   cost: 5000,
   /** The size assumed for a list field without a `limit` argument. */
   assumedListSize: 100,
+  /**
+   * Serialized bytes of one response, or of one WebSocket `next`/`data` payload: a page
+   * of 1000 messages of 4000 four-byte characters (16.5 MB) still fits.
+   */
+  responseBytes: 16 * 1024 * 1024,
 }
 
 /** The argument that says how long a list is. */

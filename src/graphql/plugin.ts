@@ -14,6 +14,7 @@ import { graphiqlPlugin } from './graphiql.js'
 import { guardLegacySocket, type LegacyGateOptions } from './legacy-ws.js'
 import { costErrors, limitErrors, parseOptions } from './limits.js'
 import { type GraphQLLoaders, loaderResolvers } from './loaders.js'
+import { bytesOverCap, tooLargeResult } from './response-cap.js'
 import { createTransportWsHandler } from './transport-ws.js'
 
 export const schemaPath = new URL('../../schema.graphql', import.meta.url).pathname
@@ -73,10 +74,12 @@ export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOption
 
   app.addHook('onSend', async (request, reply, payload) => {
     const json = String(reply.getHeader('content-type')).startsWith('application/json')
-    if (json && acceptsGraphqlResponse(request.headers.accept)) {
+    if (!json) return payload
+    if (acceptsGraphqlResponse(request.headers.accept)) {
       reply.header('content-type', `${GRAPHQL_RESPONSE_TYPE}; charset=utf-8`)
     }
-    return payload
+    const bytes = typeof payload === 'string' ? bytesOverCap(payload) : undefined
+    return bytes === undefined ? payload : JSON.stringify(tooLargeResult(bytes))
   })
 
   await app.register(websocket, { options: { maxPayload: 64 * 1024 } })

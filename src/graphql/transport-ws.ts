@@ -5,6 +5,7 @@ import type { WebSocket } from 'ws'
 import type { Admit } from './admission.js'
 import { beforeExecution, type ContextFactory, type GraphQLContext } from './context.js'
 import { toClientError } from './errors.js'
+import { cappedFrame } from './response-cap.js'
 
 interface Extra {
   socket: WebSocket
@@ -92,7 +93,7 @@ export function createTransportWsHandler(options: TransportWsOptions) {
         send: (data) =>
           new Promise((resolve, reject) => {
             if (socket.readyState !== socket.OPEN) return resolve()
-            socket.send(data, (error) => (error ? reject(error) : resolve()))
+            socket.send(cappedFrame(data), (error) => (error ? reject(error) : resolve()))
           }),
         close: (code, reason) => socket.close(code, reason),
         onMessage: (receive) =>
