@@ -78,6 +78,7 @@ export async function buildApp(deps: AppDependencies, config: Config) {
     events: deps.events,
     accessTokens,
     graphiql: config.development,
+    operationBudget: app.operationBudget,
   })
   await app.register(openapiRoutesPlugin, {
     handlers,

@@ -1,12 +1,15 @@
-import type { FastifyBaseLogger } from 'fastify'
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify'
 import type { GraphQLError } from 'graphql'
 import type { WebSocket } from 'ws'
+import { callerKey } from '../platform/rate-limit.js'
 import type { Admit } from './admission.js'
+import type { ContextFactory } from './context.js'
 import { toClientError } from './errors.js'
 import { cappedFrame } from './response-cap.js'
 
 export interface LegacyGateOptions {
   admit: Admit
+  contexts: ContextFactory
   log: FastifyBaseLogger
 }
 
@@ -20,7 +23,14 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
  * the response cap. Frames are passed on in the order they came, each once the one
  * before is through.
  */
-export function guardLegacySocket(socket: WebSocket, { admit, log }: LegacyGateOptions) {
+export function guardLegacySocket(
+  socket: WebSocket,
+  upgrade: FastifyRequest,
+  { admit, contexts, log }: LegacyGateOptions,
+) {
+  /** Whose rate-limit budget the socket's operations draw on: its user, else its address. */
+  let caller = callerKey(null, upgrade.ip)
+
   const send = socket.send.bind(socket)
   const capped = (data: unknown, ...rest: unknown[]) =>
     (send as (...args: unknown[]) => void)(
@@ -32,6 +42,19 @@ export function guardLegacySocket(socket: WebSocket, { admit, log }: LegacyGateO
   const sendErrors = (id: unknown, errors: readonly GraphQLError[]) =>
     send(JSON.stringify({ type: 'error', id, payload: errors.map((e) => toClientError(e, log)) }))
 
+  /** The caller connection_init proves, or the upgrade's. */
+  function identify(payload: unknown) {
+    try {
+      const principal = contexts.principalOf({
+        authToken: isRecord(payload) ? payload.authToken : undefined,
+        authorization: upgrade.headers.authorization,
+      })
+      caller = callerKey(principal, upgrade.ip)
+    } catch {
+      // Mercurius refuses the credentials, with its connection_error.
+    }
+  }
+
   /** Whether Mercurius gets the frame. */
   async function passes(frame: string): Promise<boolean> {
     let message: unknown
@@ -40,11 +63,13 @@ export function guardLegacySocket(socket: WebSocket, { admit, log }: LegacyGateO
     } catch {
       return true // Mercurius answers what it cannot read.
     }
-    if (!isRecord(message) || message.type !== 'start') return true
+    if (!isRecord(message)) return true
+    if (message.type === 'connection_init') identify(message.payload)
+    if (message.type !== 'start') return true
     const payload = isRecord(message.payload) ? message.payload : {}
     // Mercurius parses the admitted query once more (it takes no parsed document from a
     // frame); the token limit bounds both reads, and only starts pay for it.
-    const admission = await admit(payload)
+    const admission = await admit(upgrade, caller, payload)
     if ('document' in admission) return true
     sendErrors(message.id, admission.errors)
     return false

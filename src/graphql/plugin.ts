@@ -7,6 +7,7 @@ import type { WebSocket } from 'ws'
 import type { Resolvers } from '../../generated/graphql.js'
 import type { AccessTokens } from '../platform/access-tokens.js'
 import type { EventBus } from '../platform/events.js'
+import type { OperationBudget } from '../platform/rate-limit.js'
 import { createAdmission } from './admission.js'
 import { beforeExecution, type ContextFactory, createContextFactory } from './context.js'
 import { acceptsGraphqlResponse, formatExecution, GRAPHQL_RESPONSE_TYPE } from './errors.js'
@@ -32,6 +33,8 @@ export interface GraphqlOptions {
   accessTokens: AccessTokens
   /** Serves GraphiQL at /graphiql. */
   graphiql: boolean
+  /** The rate limiter's budget for operations over WebSockets; absent when limits are off. */
+  operationBudget: OperationBudget | undefined
 }
 
 /** Cuts a slow subscriber off, and frees its socket even if it never reads the close. */
@@ -57,7 +60,7 @@ const usesVariables = (document: DocumentNode) =>
 export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOptions) {
   const contexts = createContextFactory(options.accessTokens, options.loaders)
   const schema = () => app.graphql.schema
-  const admit = createAdmission({ schema })
+  const admit = createAdmission({ schema, operationBudget: options.operationBudget })
   const transportWs = createTransportWsHandler({
     schema,
     contexts,
@@ -65,7 +68,7 @@ export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOption
     log: app.log,
     closeSlowConsumer,
   })
-  const legacyGate = { admit, log: app.log }
+  const legacyGate = { admit, contexts, log: app.log }
   app.addHook('onRoute', (route) => {
     if (route.url !== GRAPHQL_PATH) return
     if (route.wsHandler) routeBySubprotocol(route, transportWs, contexts, legacyGate)
@@ -154,7 +157,7 @@ function routeBySubprotocol(
     } catch {
       return socket.close(FORBIDDEN_CLOSE, 'Forbidden')
     }
-    guardLegacySocket(socket as unknown as WebSocket, legacyGate)
+    guardLegacySocket(socket as unknown as WebSocket, request, legacyGate)
     return legacy.call(this, socket, request)
   }
 }

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger, FastifyRequest } from 'fastify'
 import { type ExecutionResult, execute, GraphQLError, type GraphQLSchema, subscribe } from 'graphql'
 import { CloseCode, makeServer } from 'graphql-ws'
 import type { WebSocket } from 'ws'
+import { callerKey } from '../platform/rate-limit.js'
 import type { Admit } from './admission.js'
 import { beforeExecution, type ContextFactory, type GraphQLContext } from './context.js'
 import { toClientError } from './errors.js'
@@ -50,12 +51,22 @@ function checked<Result>(context: GraphQLContext, run: () => Result): Result | E
 
 export function createTransportWsHandler(options: TransportWsOptions) {
   const { log } = options
+  /** Whose rate-limit budget the socket's operations draw on: its user, else its address. */
+  const callerOf = (ctx: Parameters<typeof credentialsOf>[0]) => {
+    let principal: ReturnType<ContextFactory['principalOf']> = null
+    try {
+      principal = options.contexts.principalOf(credentialsOf(ctx))
+    } catch {
+      // Checked at connection_init; a token that expired since counts by the address.
+    }
+    return callerKey(principal, ctx.extra.request.ip)
+  }
   const server = makeServer<Record<string, unknown> | undefined, Extra>({
-    // Admitting here (token limit, validation with the variables) turns a refusal into
-    // the protocol's `error` message for that operation; graphql-ws's own parse would
-    // close the socket (4500).
-    async onSubscribe(_ctx, _id, payload) {
-      const admission = await options.admit(payload)
+    // Admitting here (budget, token limit, validation with the variables) turns a refusal
+    // into the protocol's `error` message for that operation; graphql-ws's own parse
+    // would close the socket (4500).
+    async onSubscribe(ctx, _id, payload) {
+      const admission = await options.admit(ctx.extra.request, callerOf(ctx), payload)
       if ('errors' in admission) return [...admission.errors]
       return {
         schema: options.schema(),

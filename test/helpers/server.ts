@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net'
+import { createSigner } from 'fast-jwt'
 import { pino } from 'pino'
 import { type AppDependencies, buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
@@ -95,4 +96,16 @@ export async function newUser(api: Api) {
   const created = await api.post('/users', { json: { name: `User ${userCount}`, ...credentials } })
   if (created.status !== 201) throw new Error(`sign-up failed: ${created.text}`)
   return { user: created.body.data, ...credentials, ...(await login(api, credentials)) }
+}
+
+let tokenUserId = 1_000_000
+
+/**
+ * An access token, as the server signs them, for a user id no other test uses: a caller
+ * with budgets of its own, without a sign-up (which would draw on the address's budget).
+ */
+export function freshAccessToken(role: 'user' | 'admin' = 'user') {
+  tokenUserId += 1
+  const sign = createSigner({ key: testEnvironment.JWT_SECRET, algorithm: 'HS256' })
+  return sign({ sub: String(tokenUserId), role })
 }
