@@ -79,6 +79,7 @@ export async function buildApp(deps: AppDependencies, config: Config) {
     accessTokens,
     graphiql: config.development,
     operationBudget: app.operationBudget,
+    socketsPerCaller: config.socketsPerCaller,
   })
   await app.register(openapiRoutesPlugin, {
     handlers,

@@ -26,6 +26,7 @@ const environmentSchema = {
     RATE_LIMIT_MAX: { type: 'integer', minimum: 0, default: 600 },
     RATE_LIMIT_WINDOW: { type: 'integer', minimum: 1, default: 60_000 },
     MAINTENANCE_MODE: { type: 'boolean', default: false },
+    WS_SOCKETS_PER_CALLER: { type: 'integer', minimum: 0, default: 50 },
   },
 } as const
 
@@ -46,6 +47,7 @@ interface Environment {
   RATE_LIMIT_MAX: number
   RATE_LIMIT_WINDOW: number
   MAINTENANCE_MODE: boolean
+  WS_SOCKETS_PER_CALLER: number
 }
 
 export interface Config {
@@ -64,6 +66,8 @@ export interface Config {
   rateLimit: { max: number; windowMs: number } | undefined
   /** Answer 503 to everything but the probes. */
   maintenanceMode: boolean
+  /** Open GraphQL WebSockets per caller and instance; undefined when WS_SOCKETS_PER_CALLER is 0. */
+  socketsPerCaller: number | undefined
   auth: {
     jwtSecret: string
     accessTokenTtlSeconds: number
@@ -108,6 +112,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
         ? { max: values.RATE_LIMIT_MAX, windowMs: values.RATE_LIMIT_WINDOW }
         : undefined,
     maintenanceMode: values.MAINTENANCE_MODE,
+    socketsPerCaller: values.WS_SOCKETS_PER_CALLER || undefined,
     auth: {
       jwtSecret: values.JWT_SECRET ?? randomBytes(48).toString('base64url'),
       accessTokenTtlSeconds: values.ACCESS_TOKEN_TTL,

@@ -11,6 +11,7 @@ describe('configuration', () => {
       databaseUrl: undefined,
       rateLimit: { max: 600, windowMs: 60_000 },
       maintenanceMode: false,
+      socketsPerCaller: 50,
       auth: { accessTokenTtlSeconds: 900, refreshTokenTtlSeconds: 2_592_000, admin: undefined },
     })
     expect(config.auth.jwtSecret.length).toBeGreaterThanOrEqual(32)
@@ -32,6 +33,7 @@ describe('configuration', () => {
       RATE_LIMIT_MAX: '50',
       RATE_LIMIT_WINDOW: '1000',
       MAINTENANCE_MODE: 'true',
+      WS_SOCKETS_PER_CALLER: '500',
     })
     expect(config).toMatchObject({
       port: 8080,
@@ -41,6 +43,7 @@ describe('configuration', () => {
       logLevel: 'debug',
       rateLimit: { max: 50, windowMs: 1000 },
       maintenanceMode: true,
+      socketsPerCaller: 500,
       auth: {
         jwtSecret: 's'.repeat(32),
         accessTokenTtlSeconds: 60,
@@ -55,11 +58,16 @@ describe('configuration', () => {
     expect(loadConfig({ RATE_LIMIT_MAX: '0' }).rateLimit).toBeUndefined()
   })
 
+  it('lifts the cap on WebSockets per caller with WS_SOCKETS_PER_CALLER=0', () => {
+    expect(loadConfig({ WS_SOCKETS_PER_CALLER: '0' }).socketsPerCaller).toBeUndefined()
+  })
+
   it.each([
     [{ PORT: 'eighty' }, 'PORT'],
     [{ RATE_LIMIT_MAX: '-1' }, 'RATE_LIMIT_MAX'],
     [{ RATE_LIMIT_WINDOW: '0' }, 'RATE_LIMIT_WINDOW'],
     [{ MAINTENANCE_MODE: 'maybe' }, 'MAINTENANCE_MODE'],
+    [{ WS_SOCKETS_PER_CALLER: '-1' }, 'WS_SOCKETS_PER_CALLER'],
     [{ PORT: '70000' }, 'PORT'],
     [{ DATABASE_URL: 'mysql://db' }, 'DATABASE_URL'],
     [{ JWT_SECRET: 'short' }, 'JWT_SECRET'],

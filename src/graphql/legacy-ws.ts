@@ -5,7 +5,12 @@ import { callerKey } from '../platform/rate-limit.js'
 import type { Admit } from './admission.js'
 import type { ContextFactory } from './context.js'
 import { toClientError } from './errors.js'
+import { LIMITS } from './limits.js'
 import { cappedFrame } from './response-cap.js'
+import { type SocketSeat, TOO_MANY_SOCKETS } from './socket-seats.js'
+
+/** graphql-transport-ws's code for a socket that never sent connection_init. */
+const INIT_TIMEOUT = { code: 4408, reason: 'Connection initialisation timeout' }
 
 export interface LegacyGateOptions {
   admit: Admit
@@ -18,18 +23,22 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 
 /**
  * Mercurius serves the legacy `graphql-ws` subprotocol; this gate stands between the
- * socket and it and holds it to what graphql-transport-ws enforces: every `start`
- * admitted (see admission.ts) before Mercurius reads it, and every frame sent within
- * the response cap. Frames are passed on in the order they came, each once the one
- * before is through.
+ * socket and it and holds it to what graphql-transport-ws enforces: connection_init
+ * within LIMITS.connectionInitMs, every `start` admitted (see admission.ts) before
+ * Mercurius reads it, and every frame sent within the response cap. Frames are passed
+ * on in the order they came, each once the one before is through.
  */
 export function guardLegacySocket(
   socket: WebSocket,
   upgrade: FastifyRequest,
+  seat: SocketSeat,
   { admit, contexts, log }: LegacyGateOptions,
 ) {
-  /** Whose rate-limit budget the socket's operations draw on: its user, else its address. */
-  let caller = callerKey(null, upgrade.ip)
+  let initialised = false
+  const initTimeout = setTimeout(() => {
+    if (!initialised) socket.close(INIT_TIMEOUT.code, INIT_TIMEOUT.reason)
+  }, LIMITS.connectionInitMs)
+  socket.once('close', () => clearTimeout(initTimeout))
 
   const send = socket.send.bind(socket)
   const capped = (data: unknown, ...rest: unknown[]) =>
@@ -42,17 +51,20 @@ export function guardLegacySocket(
   const sendErrors = (id: unknown, errors: readonly GraphQLError[]) =>
     send(JSON.stringify({ type: 'error', id, payload: errors.map((e) => toClientError(e, log)) }))
 
-  /** The caller connection_init proves, or the upgrade's. */
-  function identify(payload: unknown) {
+  /** Counts the socket against the user that connection_init proves, if any. */
+  function seated(payload: unknown): boolean {
+    let principal: ReturnType<ContextFactory['principalOf']>
     try {
-      const principal = contexts.principalOf({
+      principal = contexts.principalOf({
         authToken: isRecord(payload) ? payload.authToken : undefined,
         authorization: upgrade.headers.authorization,
       })
-      caller = callerKey(principal, upgrade.ip)
     } catch {
-      // Mercurius refuses the credentials, with its connection_error.
+      return true // Mercurius refuses the credentials, with its connection_error.
     }
+    if (seat.moveTo(callerKey(principal, upgrade.ip))) return true
+    socket.close(TOO_MANY_SOCKETS.code, TOO_MANY_SOCKETS.reason)
+    return false
   }
 
   /** Whether Mercurius gets the frame. */
@@ -64,12 +76,17 @@ export function guardLegacySocket(
       return true // Mercurius answers what it cannot read.
     }
     if (!isRecord(message)) return true
-    if (message.type === 'connection_init') identify(message.payload)
-    if (message.type !== 'start') return true
+    if (message.type === 'connection_init') {
+      initialised = true
+      clearTimeout(initTimeout)
+      return seated(message.payload)
+    }
+    // Mercurius refuses a start before connection_init, and closes the socket.
+    if (message.type !== 'start' || !initialised) return true
     const payload = isRecord(message.payload) ? message.payload : {}
     // Mercurius parses the admitted query once more (it takes no parsed document from a
     // frame); the token limit bounds both reads, and only starts pay for it.
-    const admission = await admit(upgrade, caller, payload)
+    const admission = await admit(upgrade, seat.caller, payload)
     if ('document' in admission) return true
     sendErrors(message.id, admission.errors)
     return false

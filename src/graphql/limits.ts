@@ -24,9 +24,9 @@ import {
 } from './selections.js'
 
 /**
- * What one operation and one response may cost. Each figure lets the largest legitimate
- * use of schema.graphql through; the README's GraphQL section documents them. The
- * defaults of GraphQL Armor (maxTokens 1000, cost 5000) agree.
+ * What one operation, one response and one WebSocket may cost. Each figure lets the
+ * largest legitimate use of schema.graphql through; the README's GraphQL section
+ * documents them. The defaults of GraphQL Armor (maxTokens 1000, cost 5000) agree.
  */
 export const LIMITS = {
   /** Nesting of selections, counting fragments where they are spread. */
@@ -50,6 +50,10 @@ export const LIMITS = {
    * of 1000 messages of 4000 four-byte characters (16.5 MB) still fits.
    */
   responseBytes: 16 * 1024 * 1024,
+  /** Live subscriptions on one WebSocket, whichever subprotocol. */
+  subscriptionsPerSocket: 100,
+  /** How long a new WebSocket may wait before its connection_init: graphql-ws's default. */
+  connectionInitMs: 3000,
 }
 
 /** The argument that says how long a list is. */

@@ -9,20 +9,19 @@ import type { AccessTokens } from '../platform/access-tokens.js'
 import type { EventBus } from '../platform/events.js'
 import type { OperationBudget } from '../platform/rate-limit.js'
 import { createAdmission } from './admission.js'
-import { beforeExecution, type ContextFactory, createContextFactory } from './context.js'
+import { beforeExecution, createContextFactory } from './context.js'
 import { acceptsGraphqlResponse, formatExecution, GRAPHQL_RESPONSE_TYPE } from './errors.js'
 import { graphiqlPlugin } from './graphiql.js'
-import { guardLegacySocket, type LegacyGateOptions } from './legacy-ws.js'
 import { costErrors, limitErrors, parseOptions } from './limits.js'
 import { type GraphQLLoaders, loaderResolvers } from './loaders.js'
 import { bytesOverCap, tooLargeResult } from './response-cap.js'
+import { createSocketRouting } from './sockets.js'
+import { countedSubscriptions } from './subscriptions.js'
 import { createTransportWsHandler } from './transport-ws.js'
 
 export const schemaPath = new URL('../../schema.graphql', import.meta.url).pathname
 export const GRAPHQL_PATH = '/graphql'
 
-/** subscriptions-transport-ws, still spoken by older clients; Mercurius serves it. */
-const LEGACY_SUBPROTOCOL = 'graphql-ws'
 const SLOW_CONSUMER_CLOSE = { code: 1008, reason: 'Subscriber too slow: events were dropped' }
 
 export interface GraphqlOptions {
@@ -35,6 +34,8 @@ export interface GraphqlOptions {
   graphiql: boolean
   /** The rate limiter's budget for operations over WebSockets; absent when limits are off. */
   operationBudget: OperationBudget | undefined
+  /** Open WebSockets per caller; undefined: no cap. */
+  socketsPerCaller: number | undefined
 }
 
 /** Cuts a slow subscriber off, and frees its socket even if it never reads the close. */
@@ -68,10 +69,16 @@ export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOption
     log: app.log,
     closeSlowConsumer,
   })
-  const legacyGate = { admit, contexts, log: app.log }
+  const sockets = createSocketRouting({
+    transportWs,
+    contexts,
+    admit,
+    log: app.log,
+    socketsPerCaller: options.socketsPerCaller,
+  })
   app.addHook('onRoute', (route) => {
     if (route.url !== GRAPHQL_PATH) return
-    if (route.wsHandler) routeBySubprotocol(route, transportWs, contexts, legacyGate)
+    if (route.wsHandler) sockets.route(route)
     if (route.method === 'POST') allowNullExtensions(route)
   })
 
@@ -88,7 +95,11 @@ export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOption
   await app.register(websocket, { options: { maxPayload: 64 * 1024 } })
   await app.register(mercurius, {
     schema: readFileSync(schemaPath, 'utf8'),
-    resolvers: { ...options.resolvers, ...loaderResolvers(options.loaders) } as IResolvers,
+    resolvers: {
+      ...options.resolvers,
+      Subscription: countedSubscriptions(options.resolvers.Subscription),
+      ...loaderResolvers(options.loaders),
+    } as IResolvers,
     path: GRAPHQL_PATH,
     graphiql: false,
     jit: 1,
@@ -102,13 +113,14 @@ export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOption
     subscription: {
       emitter: options.events.emitter,
       // The legacy subprotocol. Its upgrade request's token was checked on arrival
-      // (routeBySubprotocol); connection_init's authToken, when given, takes over.
+      // (sockets.ts); connection_init's authToken, when given, takes over.
       context: (socket, request) =>
         contexts.create(
           { authorization: request.headers.authorization },
           {
             requestId: request.id,
             closeSlowConsumer: () => closeSlowConsumer(socket as unknown as WebSocket),
+            subscriptions: sockets.subscriptionsOf(socket),
           },
         ),
       onConnect: ({ payload }) => {
@@ -136,30 +148,6 @@ export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOption
   app.graphql.addHook('preSubscriptionExecution', async (_schema, _document, context) => {
     beforeExecution(context)
   })
-}
-
-/** Close code of a WebSocket whose credentials are refused, as graphql-transport-ws has it. */
-const FORBIDDEN_CLOSE = 4403
-
-function routeBySubprotocol(
-  route: RouteOptions,
-  transportWs: ReturnType<typeof createTransportWsHandler>,
-  contexts: ContextFactory,
-  legacyGate: LegacyGateOptions,
-) {
-  const legacy = route.wsHandler as NonNullable<RouteOptions['wsHandler']>
-  route.wsHandler = function (this: FastifyInstance, socket, request) {
-    if (socket.protocol !== LEGACY_SUBPROTOCOL) {
-      return transportWs(socket as unknown as WebSocket, request)
-    }
-    try {
-      contexts.principalOf({ authorization: request.headers.authorization })
-    } catch {
-      return socket.close(FORBIDDEN_CLOSE, 'Forbidden')
-    }
-    guardLegacySocket(socket as unknown as WebSocket, request, legacyGate)
-    return legacy.call(this, socket, request)
-  }
 }
 
 /** GraphQL over HTTP lets a client send `"extensions": null`; Mercurius's schema does not. */

@@ -6,11 +6,16 @@ import { callerKey } from '../platform/rate-limit.js'
 import type { Admit } from './admission.js'
 import { beforeExecution, type ContextFactory, type GraphQLContext } from './context.js'
 import { toClientError } from './errors.js'
+import { LIMITS } from './limits.js'
 import { cappedFrame } from './response-cap.js'
+import { type SocketSeat, TOO_MANY_SOCKETS } from './socket-seats.js'
+import type { LiveSubscriptions } from './subscriptions.js'
 
 interface Extra {
   socket: WebSocket
   request: FastifyRequest
+  seat: SocketSeat
+  subscriptions: LiveSubscriptions
 }
 
 export interface TransportWsOptions {
@@ -51,22 +56,14 @@ function checked<Result>(context: GraphQLContext, run: () => Result): Result | E
 
 export function createTransportWsHandler(options: TransportWsOptions) {
   const { log } = options
-  /** Whose rate-limit budget the socket's operations draw on: its user, else its address. */
-  const callerOf = (ctx: Parameters<typeof credentialsOf>[0]) => {
-    let principal: ReturnType<ContextFactory['principalOf']> = null
-    try {
-      principal = options.contexts.principalOf(credentialsOf(ctx))
-    } catch {
-      // Checked at connection_init; a token that expired since counts by the address.
-    }
-    return callerKey(principal, ctx.extra.request.ip)
-  }
   const server = makeServer<Record<string, unknown> | undefined, Extra>({
+    connectionInitWaitTimeout: LIMITS.connectionInitMs,
     // Admitting here (budget, token limit, validation with the variables) turns a refusal
     // into the protocol's `error` message for that operation; graphql-ws's own parse
     // would close the socket (4500).
     async onSubscribe(ctx, _id, payload) {
-      const admission = await options.admit(ctx.extra.request, callerOf(ctx), payload)
+      const { request, seat } = ctx.extra
+      const admission = await options.admit(request, seat.caller, payload)
       if ('errors' in admission) return [...admission.errors]
       return {
         schema: options.schema(),
@@ -78,17 +75,23 @@ export function createTransportWsHandler(options: TransportWsOptions) {
     execute: (args) => checked(args.contextValue as GraphQLContext, () => execute(args)),
     subscribe: (args) => checked(args.contextValue as GraphQLContext, () => subscribe(args)),
     onConnect(ctx) {
+      let principal: ReturnType<ContextFactory['principalOf']>
       try {
-        options.contexts.principalOf(credentialsOf(ctx))
-        return true
+        principal = options.contexts.principalOf(credentialsOf(ctx))
       } catch {
         return false
       }
+      const { seat, socket, request } = ctx.extra
+      if (seat.moveTo(callerKey(principal, request.ip))) return true
+      // Closed with our code first; graphql-ws's own close (4403) then finds it closing.
+      socket.close(TOO_MANY_SOCKETS.code, TOO_MANY_SOCKETS.reason)
+      return false
     },
     context: (ctx): GraphQLContext =>
       options.contexts.create(credentialsOf(ctx), {
         requestId: ctx.extra.request.id,
         closeSlowConsumer: () => options.closeSlowConsumer(ctx.extra.socket),
+        subscriptions: ctx.extra.subscriptions,
       }),
     onNext: (_ctx, _id, _payload, _args, result) =>
       result.errors
@@ -97,7 +100,12 @@ export function createTransportWsHandler(options: TransportWsOptions) {
     onError: (_ctx, _id, _payload, errors) => errors.map((error) => toClientError(error, log)),
   })
 
-  return (socket: WebSocket, request: FastifyRequest) => {
+  return (
+    socket: WebSocket,
+    request: FastifyRequest,
+    seat: SocketSeat,
+    subscriptions: LiveSubscriptions,
+  ) => {
     const closed = server.opened(
       {
         protocol: socket.protocol,
@@ -117,7 +125,7 @@ export function createTransportWsHandler(options: TransportWsOptions) {
             }
           }),
       },
-      { socket, request },
+      { socket, request, seat, subscriptions },
     )
     const keepAlive = setInterval(() => socket.ping(), KEEP_ALIVE_MS)
     socket.once('close', (code, reason) => {
