@@ -70,13 +70,11 @@ export const parseOptions = { maxTokens: LIMITS.tokens }
 
 export const parseOperation = (source: string) => parse(source, parseOptions)
 
-const rootOf = (context: ValidationContext, operation: OperationDefinitionNode) =>
-  context.getSchema().getRootType(operation.operation)
-
 export function maxDepthRule(maxDepth: number): ValidationRule {
   return (context: ValidationContext): ASTVisitor => {
+    const schema = context.getSchema()
     const depthOf = measureSelections(
-      context,
+      { schema, document: context.getDocument() },
       // Introspection is deep by nature (GraphiQL's own query nests types ~13 levels)
       // and bounded by the schema, so it is not counted.
       (field, parent, measure) => {
@@ -87,7 +85,7 @@ export function maxDepthRule(maxDepth: number): ValidationRule {
     )
     return {
       OperationDefinition(operation) {
-        const root = rootOf(context, operation)
+        const root = schema.getRootType(operation.operation)
         const depth = root ? depthOf(operation.selectionSet, root) : 0
         if (depth > maxDepth) {
           context.reportError(
@@ -126,35 +124,51 @@ export function maxAliasesRule(maxAliases: number): ValidationRule {
  * they are used; `__typename` and introspection cost nothing.
  */
 export function maxCostRule(maxCost: number, variables: Variables): ValidationRule {
-  return (context: ValidationContext): ASTVisitor => ({
-    OperationDefinition(operation) {
-      const root = rootOf(context, operation)
-      if (!root) return
-      const sizeOf = listSizes(operation, variables)
-      const costOf = measureSelections(
-        context,
-        (field, parent, measure) => {
-          const definition = fieldDefinition(parent, field)
-          if (!definition || field.name.value.startsWith('__')) return 0
-          const below = field.selectionSet
-            ? measure(field.selectionSet, getNamedType(definition.type))
-            : 0
-          const size = isListType(getNullableType(definition.type)) ? sizeOf(field, definition) : 1
-          return size * Math.max(1, below)
-        },
-        (costs) => costs.reduce((sum, cost) => sum + cost, 0),
-      )
-      const cost = costOf(operation.selectionSet, root)
-      if (cost > maxCost) {
-        context.reportError(
-          limitError(
-            `The operation costs ${cost}; the limit is ${maxCost}. A list costs its \`limit\` ` +
-              'times what is selected in it: ask for fewer items or fewer fields',
-          ),
-        )
-      }
+  return (context: ValidationContext): ASTVisitor => {
+    const within = { schema: context.getSchema(), document: context.getDocument() }
+    return {
+      OperationDefinition(operation) {
+        const error = overCost(within, operation, variables, maxCost)
+        if (error) context.reportError(error)
+      },
+    }
+  }
+}
+
+interface Operations {
+  schema: GraphQLSchema
+  document: DocumentNode
+}
+
+/** The error of an operation that costs more than `maxCost`; undefined within it. */
+function overCost(
+  within: Operations,
+  operation: OperationDefinitionNode,
+  variables: Variables,
+  maxCost: number,
+) {
+  const root = within.schema.getRootType(operation.operation)
+  if (!root) return undefined
+  const sizeOf = listSizes(operation, variables)
+  const costOf = measureSelections(
+    within,
+    (field, parent, measure) => {
+      const definition = fieldDefinition(parent, field)
+      if (!definition || field.name.value.startsWith('__')) return 0
+      const below = field.selectionSet
+        ? measure(field.selectionSet, getNamedType(definition.type))
+        : 0
+      const size = isListType(getNullableType(definition.type)) ? sizeOf(field, definition) : 1
+      return size * Math.max(1, below)
     },
-  })
+    (costs) => costs.reduce((sum, cost) => sum + cost, 0),
+  )
+  const cost = costOf(operation.selectionSet, root)
+  if (cost <= maxCost) return undefined
+  return limitError(
+    `The operation costs ${cost}; the limit is ${maxCost}. A list costs its \`limit\` ` +
+      'times what is selected in it: ask for fewer items or fewer fields',
+  )
 }
 
 /** An Int literal's value; other values are graphql's to refuse, or a variable's to give. */
@@ -198,9 +212,19 @@ const limitRules = (variables: Variables) => [
 export const limitErrors = (schema: GraphQLSchema, document: DocumentNode, variables: Variables) =>
   validate(schema, document, limitRules(variables))
 
-/** The cost alone, once the variables are known (HTTP: see plugin.ts). */
-export const costErrors = (schema: GraphQLSchema, document: DocumentNode, variables: Variables) =>
-  validate(schema, document, [maxCostRule(LIMITS.cost, variables)])
+/**
+ * The cost alone, once the variables are known (HTTP: see plugin.ts); walked directly,
+ * without a validation pass, as it runs for every request that has variables.
+ */
+export function costErrors(schema: GraphQLSchema, document: DocumentNode, variables: Variables) {
+  const errors: GraphQLError[] = []
+  for (const definition of document.definitions) {
+    if (definition.kind !== Kind.OPERATION_DEFINITION) continue
+    const error = overCost({ schema, document }, definition, variables, LIMITS.cost)
+    if (error) errors.push(error)
+  }
+  return errors
+}
 
 /**
  * Our limits, then graphql's rules: what every operation passes, whatever carries it. A

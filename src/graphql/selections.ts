@@ -1,13 +1,14 @@
 import {
+  type DocumentNode,
   type FieldNode,
   type FragmentDefinitionNode,
   type GraphQLNamedType,
+  type GraphQLSchema,
   getNamedType,
   isInterfaceType,
   isObjectType,
   Kind,
   type SelectionSetNode,
-  type ValidationContext,
 } from 'graphql'
 
 /**
@@ -16,13 +17,12 @@ import {
  * the walk exponential in the number of fragments.
  */
 export function measureSelections(
-  context: ValidationContext,
+  { schema, document }: { schema: GraphQLSchema; document: DocumentNode },
   measureField: (field: FieldNode, parent: GraphQLNamedType, measure: Measure) => number,
   combine: (values: number[]) => number,
 ) {
-  const schema = context.getSchema()
   const fragments = new Map<string, FragmentDefinitionNode>()
-  for (const definition of context.getDocument().definitions) {
+  for (const definition of document.definitions) {
     if (definition.kind === Kind.FRAGMENT_DEFINITION)
       fragments.set(definition.name.value, definition)
   }

@@ -44,19 +44,22 @@ export function createLiveSubscriptions(max = LIMITS.subscriptionsPerSocket) {
 
 export type LiveSubscriptions = ReturnType<typeof createLiveSubscriptions>
 
-/** The stream, calling `ended` once when it finishes or its consumer lets it go. */
+/** The stream, calling `ended` when it finishes or its consumer lets it go (again is harmless). */
 function counted<Event>(
   stream: AsyncIterator<Event>,
   ended: () => void,
 ): AsyncIterableIterator<Event> {
-  const settle = async (step: Promise<IteratorResult<Event>>) => {
-    const result = await step.catch((error) => {
-      ended()
-      throw error
-    })
-    if (result.done) ended()
-    return result
-  }
+  const settle = (step: Promise<IteratorResult<Event>>) =>
+    step.then(
+      (result) => {
+        if (result.done) ended()
+        return result
+      },
+      (error) => {
+        ended()
+        throw error
+      },
+    )
   const iterator: AsyncIterableIterator<Event> = {
     next: () => settle(stream.next()),
     return: (value) => {
