@@ -29,6 +29,8 @@ const config = loadConfig({
   ADMIN_EMAIL: ADMIN.email,
   ADMIN_PASSWORD: ADMIN.password,
   RATE_LIMIT_MAX: '0',
+  // Every subscriber of the fan-out connects from this one address.
+  WS_SOCKETS_PER_CALLER: '0',
   ...(process.env.REDIS_URL && { REDIS_URL: process.env.REDIS_URL }),
 })
 // Without Redis the two instances share one in-process bus, as one process can.

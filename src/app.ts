@@ -99,6 +99,8 @@ export async function buildApp(deps: AppDependencies, config: Config) {
     events: deps.events,
     accessTokens,
     graphiql: config.development,
+    operationBudget: app.operationBudget,
+    socketsPerCaller: config.socketsPerCaller,
   })
   await app.register(openapiRoutesPlugin, {
     handlers,

@@ -36,6 +36,7 @@ const environmentSchema = {
     REQUEST_TIMEOUT: { type: 'integer', minimum: 0, default: 120_000 },
     CONNECTION_TIMEOUT: { type: 'integer', minimum: 0, default: 60_000 },
     KEEP_ALIVE_TIMEOUT: { type: 'integer', minimum: 1, default: 72_000 },
+    WS_SOCKETS_PER_CALLER: { type: 'integer', minimum: 0, default: 50 },
   },
 } as const
 
@@ -64,6 +65,7 @@ interface Environment {
   REQUEST_TIMEOUT: number
   CONNECTION_TIMEOUT: number
   KEEP_ALIVE_TIMEOUT: number
+  WS_SOCKETS_PER_CALLER: number
 }
 
 export interface Config {
@@ -107,6 +109,8 @@ export interface Config {
     /** Milliseconds an idle connection is kept open for the client's next request. */
     keepAliveTimeoutMs: number
   }
+  /** Open GraphQL WebSockets per caller and instance; undefined when WS_SOCKETS_PER_CALLER is 0. */
+  socketsPerCaller: number | undefined
   auth: {
     jwtSecret: string
     accessTokenTtlSeconds: number
@@ -165,6 +169,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       connectionTimeoutMs: values.CONNECTION_TIMEOUT,
       keepAliveTimeoutMs: values.KEEP_ALIVE_TIMEOUT,
     },
+    socketsPerCaller: values.WS_SOCKETS_PER_CALLER || undefined,
     auth: {
       jwtSecret: values.JWT_SECRET ?? randomBytes(48).toString('base64url'),
       accessTokenTtlSeconds: values.ACCESS_TOKEN_TTL,

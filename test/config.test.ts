@@ -19,6 +19,7 @@ describe('configuration', () => {
         connectionTimeoutMs: 60_000,
         keepAliveTimeoutMs: 72_000,
       },
+      socketsPerCaller: 50,
       auth: { accessTokenTtlSeconds: 900, refreshTokenTtlSeconds: 2_592_000, admin: undefined },
     })
     expect(config.auth.jwtSecret.length).toBeGreaterThanOrEqual(32)
@@ -45,6 +46,7 @@ describe('configuration', () => {
       REQUEST_TIMEOUT: '10000',
       CONNECTION_TIMEOUT: '0',
       KEEP_ALIVE_TIMEOUT: '650000',
+      WS_SOCKETS_PER_CALLER: '500',
     })
     expect(config).toMatchObject({
       port: 8080,
@@ -62,6 +64,7 @@ describe('configuration', () => {
         connectionTimeoutMs: 0,
         keepAliveTimeoutMs: 650_000,
       },
+      socketsPerCaller: 500,
       auth: {
         jwtSecret: 's'.repeat(32),
         accessTokenTtlSeconds: 60,
@@ -111,11 +114,16 @@ describe('configuration', () => {
     expect(loadConfig({ RATE_LIMIT_MAX: '0' }).rateLimit).toBeUndefined()
   })
 
+  it('lifts the cap on WebSockets per caller with WS_SOCKETS_PER_CALLER=0', () => {
+    expect(loadConfig({ WS_SOCKETS_PER_CALLER: '0' }).socketsPerCaller).toBeUndefined()
+  })
+
   it.each([
     [{ PORT: 'eighty' }, 'PORT'],
     [{ RATE_LIMIT_MAX: '-1' }, 'RATE_LIMIT_MAX'],
     [{ RATE_LIMIT_WINDOW: '0' }, 'RATE_LIMIT_WINDOW'],
     [{ MAINTENANCE_MODE: 'maybe' }, 'MAINTENANCE_MODE'],
+    [{ WS_SOCKETS_PER_CALLER: '-1' }, 'WS_SOCKETS_PER_CALLER'],
     [{ PORT: '70000' }, 'PORT'],
     [{ DATABASE_URL: 'mysql://db' }, 'DATABASE_URL'],
     [{ JWT_SECRET: 'short' }, 'JWT_SECRET'],

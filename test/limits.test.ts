@@ -137,6 +137,19 @@ describe.each(backends)('maintenance mode on $name', (backend) => {
     expect(await server.testDatabase.database.db.select().from(products)).toEqual([])
   })
 
+  it('answers GraphQL 503 UNAVAILABLE with Retry-After too, in the GraphQL error shape', async () => {
+    const response = await fetch(`${server.baseUrl}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ messages { id } }' }),
+    })
+    expect(response.status).toBe(503)
+    expect(response.headers.get('retry-after')).toBe('60')
+    expect(await response.json()).toEqual({
+      errors: [{ message: expect.any(String), extensions: { code: 'UNAVAILABLE' } }],
+    })
+  })
+
   it('keeps the probes answering', async () => {
     expect((await server.api.get('/health')).status).toBe(200)
     expect((await server.api.get('/ready')).status).toBe(200)

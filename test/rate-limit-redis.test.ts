@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { backends } from './helpers/backends.js'
+import { graphql, wsUrl } from './helpers/graphql.js'
+import { openRawSocket, TRANSPORT_WS } from './helpers/raw-socket.js'
 import { redisRelay, redisUrl } from './helpers/redis.js'
-import { startServer, type TestServer } from './helpers/server.js'
+import { freshAccessToken, startServer, type TestServer } from './helpers/server.js'
 
 /**
  * With REDIS_URL the rate-limit budgets live in Redis: instances behind one balancer
@@ -42,6 +44,33 @@ describe.runIf(redisUrl).each(backends)('rate limits shared through Redis on $na
     }
     expect(statuses).toEqual([200, 200, 200, 200, 200, 429])
     expect(remaining).toEqual(['4', '3', '2', '1', '0', '0'])
+  })
+
+  it('counts a user’s GraphQL operations over a WebSocket with their requests to the other instance', async () => {
+    const token = freshAccessToken()
+    // The upgrade request carries the token: it is the first of the user's 5, on `first`.
+    const socket = await openRawSocket(wsUrl(first.baseUrl), TRANSPORT_WS, {
+      headers: { authorization: `Bearer ${token}` },
+    })
+    try {
+      socket.send({ type: 'connection_init' })
+      expect(await socket.next()).toEqual({ type: 'connection_ack' })
+      for (let request = 0; request < 2; request += 1) {
+        const response = await graphql(second.baseUrl, '{ messages(limit: 1) { id } }', {}, token)
+        expect(response.status).toBe(200)
+      }
+      for (const id of ['q1', 'q2', 'q3']) {
+        socket.send({ id, type: 'subscribe', payload: { query: '{ messages(limit: 1) { id } }' } })
+      }
+      const firstFrames = new Map<string, string>()
+      while (firstFrames.size < 3) {
+        const frame = await socket.next()
+        if (!firstFrames.has(frame.id)) firstFrames.set(frame.id, frame.type)
+      }
+      expect([...firstFrames.values()].sort()).toEqual(['error', 'next', 'next'])
+    } finally {
+      socket.ws.terminate()
+    }
   })
 
   it('serves requests uncounted while Redis is away, and counts again when it is back', async () => {

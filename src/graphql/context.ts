@@ -2,6 +2,7 @@ import type {} from 'mercurius'
 import { type AccessTokens, bearerTokenOf, type Principal } from '../platform/access-tokens.js'
 import { unauthenticated } from '../platform/errors.js'
 import { createLoaderSet, type GraphQLLoaders, type LoaderSet } from './loaders.js'
+import type { LiveSubscriptions } from './subscriptions.js'
 
 /**
  * What every resolver receives, whichever path carried the operation: HTTP, the
@@ -16,6 +17,8 @@ export interface GraphQLContext {
   loaders: LoaderSet
   /** Ends the caller's WebSocket when it reads slower than events arrive; absent over HTTP. */
   closeSlowConsumer?: () => void
+  /** The live subscriptions of the caller's WebSocket, counted and capped; absent over HTTP. */
+  subscriptions?: LiveSubscriptions
   /** Why the request's bearer token was refused; the operation then fails UNAUTHENTICATED. */
   tokenError?: Error
 }

@@ -86,6 +86,10 @@ export function formatExecution(
   })
   const formatted = errors.map((error) => toClientError(error, log))
   const executed = execution.data !== undefined
+  const later = executed ? undefined : comeBackLaterStatus(thrown)
+  // Refused before it was read (rate limit, maintenance): the status and its Retry-After
+  // say so on every media type, as they do for REST.
+  if (later) return { statusCode: later, response: { errors: formatted } }
   if (acceptsGraphqlResponse(context.reply?.request.headers.accept)) {
     // application/graphql-response+json: a request that never ran is a 4xx without `data`.
     return executed
@@ -102,6 +106,12 @@ export const GRAPHQL_RESPONSE_TYPE = 'application/graphql-response+json'
 
 export const acceptsGraphqlResponse = (accept: string | undefined) =>
   accept?.includes(GRAPHQL_RESPONSE_TYPE) ?? false
+
+/** Our errors that ask the client to retry later (429, 503) keep their status. */
+function comeBackLaterStatus(error: Error | undefined): number | undefined {
+  const later = error instanceof AppError && ['RATE_LIMITED', 'UNAVAILABLE'].includes(error.code)
+  return later ? error.statusCode : undefined
+}
 
 /**
  * A request Mercurius refused before executing it (a mutation over GET: 405, a body

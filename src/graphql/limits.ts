@@ -1,58 +1,92 @@
 import {
   type ASTVisitor,
   type DocumentNode,
-  type FragmentDefinitionNode,
+  type FieldNode,
   GraphQLError,
   type GraphQLSchema,
+  getNamedType,
+  getNullableType,
+  isListType,
   Kind,
-  type SelectionSetNode,
+  type OperationDefinitionNode,
+  parse,
   specifiedRules,
   type ValidationContext,
   type ValidationRule,
+  type ValueNode,
   validate,
 } from 'graphql'
+import {
+  type FieldDefinition,
+  fieldDefinition,
+  fieldType,
+  measureSelections,
+} from './selections.js'
 
+/**
+ * What one operation, one response and one WebSocket may cost. Each figure lets the
+ * largest legitimate use of schema.graphql through; the README's GraphQL section
+ * documents them. The defaults of GraphQL Armor (maxTokens 1000, cost 5000) agree.
+ */
 export const LIMITS = {
   /** Nesting of selections, counting fragments where they are spread. */
   depth: 8,
   /** Aliased fields in one document: each alias can ask for the same work again. */
   aliases: 20,
+  /**
+   * Lexical tokens of a document, so a huge one is refused while it is read, not after.
+   * The full introspection query is under 200.
+   */
+  tokens: 1000,
+  /**
+   * Values an operation may resolve (see maxCostRule): one page of the largest size,
+   * `messages(limit: 1000) { id chatId text author createdAt }`, is 5000.
+   */
+  cost: 5000,
+  /** The size assumed for a list field without a `limit` argument. */
+  assumedListSize: 100,
+  /**
+   * Serialized bytes of one response, or of one WebSocket `next`/`data` payload: a page
+   * of 1000 messages of 4000 four-byte characters (16.5 MB) still fits.
+   */
+  responseBytes: 16 * 1024 * 1024,
+  /** Live subscriptions on one WebSocket, whichever subprotocol. */
+  subscriptionsPerSocket: 100,
+  /** How long a new WebSocket may wait before its connection_init: graphql-ws's default. */
+  connectionInitMs: 3000,
 }
 
-const limitError = (message: string) =>
-  new GraphQLError(message, { extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } })
+/** The argument that says how long a list is. */
+const SIZE_ARGUMENT = 'limit'
+
+/** Variables as sent; undefined while not known yet (each then counts as a page of one). */
+export type Variables = Readonly<Record<string, unknown>> | undefined
+
+export const limitError = (message: string, code = 'GRAPHQL_VALIDATION_FAILED') =>
+  new GraphQLError(message, { extensions: { code } })
+
+/** graphql's parser with the token limit: a longer document fails as a syntax error. */
+export const parseOptions = { maxTokens: LIMITS.tokens }
+
+export const parseOperation = (source: string) => parse(source, parseOptions)
 
 export function maxDepthRule(maxDepth: number): ValidationRule {
   return (context: ValidationContext): ASTVisitor => {
-    const fragments = new Map<string, FragmentDefinitionNode>()
-    for (const definition of context.getDocument().definitions) {
-      if (definition.kind === Kind.FRAGMENT_DEFINITION)
-        fragments.set(definition.name.value, definition)
-    }
-    const depthOf = (selectionSet: SelectionSetNode, seen: Set<string>): number => {
-      let deepest = 0
-      for (const selection of selectionSet.selections) {
-        if (selection.kind === Kind.FIELD) {
-          // Introspection is deep by nature (GraphiQL's own query nests types ~13 levels)
-          // and bounded by the schema, so it is not counted.
-          if (selection.name.value.startsWith('__')) continue
-          const below = selection.selectionSet ? depthOf(selection.selectionSet, seen) : 0
-          deepest = Math.max(deepest, 1 + below)
-        } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-          deepest = Math.max(deepest, depthOf(selection.selectionSet, seen))
-        } else {
-          const fragment = fragments.get(selection.name.value)
-          // A cycle is reported by graphql's own NoFragmentCycles rule.
-          if (!fragment || seen.has(fragment.name.value)) continue
-          const next = new Set(seen).add(fragment.name.value)
-          deepest = Math.max(deepest, depthOf(fragment.selectionSet, next))
-        }
-      }
-      return deepest
-    }
+    const schema = context.getSchema()
+    const depthOf = measureSelections(
+      { schema, document: context.getDocument() },
+      // Introspection is deep by nature (GraphiQL's own query nests types ~13 levels)
+      // and bounded by the schema, so it is not counted.
+      (field, parent, measure) => {
+        if (field.name.value.startsWith('__')) return 0
+        return 1 + (field.selectionSet ? measure(field.selectionSet, fieldType(parent, field)) : 0)
+      },
+      (depths) => Math.max(0, ...depths),
+    )
     return {
       OperationDefinition(operation) {
-        const depth = depthOf(operation.selectionSet, new Set())
+        const root = schema.getRootType(operation.operation)
+        const depth = root ? depthOf(operation.selectionSet, root) : 0
         if (depth > maxDepth) {
           context.reportError(
             limitError(`The operation is ${depth} levels deep; the limit is ${maxDepth}`),
@@ -83,8 +117,125 @@ export function maxAliasesRule(maxAliases: number): ValidationRule {
   }
 }
 
-export const limitRules = [maxDepthRule(LIMITS.depth), maxAliasesRule(LIMITS.aliases)]
+/**
+ * The values an operation may resolve: a field is 1, or what is selected under it; a
+ * list multiplies that by its `limit` (the schema's default when absent, or
+ * LIMITS.assumedListSize for a list without one). Aliases and fragments count where
+ * they are used; `__typename` and introspection cost nothing.
+ */
+export function maxCostRule(maxCost: number, variables: Variables): ValidationRule {
+  return (context: ValidationContext): ASTVisitor => {
+    const within = { schema: context.getSchema(), document: context.getDocument() }
+    return {
+      OperationDefinition(operation) {
+        const error = overCost(within, operation, variables, maxCost)
+        if (error) context.reportError(error)
+      },
+    }
+  }
+}
 
-/** graphql's own rules and ours: what every operation passes, whatever carries it. */
-export const validateOperation = (schema: GraphQLSchema, document: DocumentNode) =>
-  validate(schema, document, [...specifiedRules, ...limitRules])
+interface Operations {
+  schema: GraphQLSchema
+  document: DocumentNode
+}
+
+/** The error of an operation that costs more than `maxCost`; undefined within it. */
+function overCost(
+  within: Operations,
+  operation: OperationDefinitionNode,
+  variables: Variables,
+  maxCost: number,
+) {
+  const root = within.schema.getRootType(operation.operation)
+  if (!root) return undefined
+  const sizeOf = listSizes(operation, variables)
+  const costOf = measureSelections(
+    within,
+    (field, parent, measure) => {
+      const definition = fieldDefinition(parent, field)
+      if (!definition || field.name.value.startsWith('__')) return 0
+      const below = field.selectionSet
+        ? measure(field.selectionSet, getNamedType(definition.type))
+        : 0
+      const size = isListType(getNullableType(definition.type)) ? sizeOf(field, definition) : 1
+      return size * Math.max(1, below)
+    },
+    (costs) => costs.reduce((sum, cost) => sum + cost, 0),
+  )
+  const cost = costOf(operation.selectionSet, root)
+  if (cost <= maxCost) return undefined
+  return limitError(
+    `The operation costs ${cost}; the limit is ${maxCost}. A list costs its \`limit\` ` +
+      'times what is selected in it: ask for fewer items or fewer fields',
+  )
+}
+
+/** An Int literal's value; other values are graphql's to refuse, or a variable's to give. */
+const intOf = (node: ValueNode | undefined) =>
+  node?.kind === Kind.INT ? Number.parseInt(node.value, 10) : undefined
+
+/** How many items a list field asks for, with the operation's variables. */
+function listSizes(operation: OperationDefinitionNode, variables: Variables) {
+  const defaults = new Map(
+    (operation.variableDefinitions ?? []).map((definition) => [
+      definition.variable.name.value,
+      intOf(definition.defaultValue),
+    ]),
+  )
+  const variableValue = (name: string) => {
+    // Not known yet: the smallest page, so the check only refuses what every value would.
+    if (variables === undefined) return 1
+    return name in variables ? variables[name] : defaults.get(name)
+  }
+  return (field: FieldNode, definition: FieldDefinition) => {
+    const argument = definition.args.find((each) => each.name === SIZE_ARGUMENT)
+    if (!argument) return LIMITS.assumedListSize
+    const node = field.arguments?.find((each) => each.name.value === SIZE_ARGUMENT)?.value
+    const given = node?.kind === Kind.VARIABLE ? variableValue(node.name.value) : intOf(node)
+    const size = given ?? argument.defaultValue
+    // A value of the wrong type is refused by graphql itself; it costs a default page here.
+    return typeof size === 'number' && Number.isFinite(size)
+      ? Math.max(0, size)
+      : LIMITS.assumedListSize
+  }
+}
+
+/** The service's own limits, with the variables when they are known. */
+const limitRules = (variables: Variables) => [
+  maxDepthRule(LIMITS.depth),
+  maxAliasesRule(LIMITS.aliases),
+  maxCostRule(LIMITS.cost, variables),
+]
+
+/** The service's limits alone: cheap and linear, so they run before graphql's own rules. */
+export const limitErrors = (schema: GraphQLSchema, document: DocumentNode, variables: Variables) =>
+  validate(schema, document, limitRules(variables))
+
+/**
+ * The cost alone, once the variables are known (HTTP: see plugin.ts); walked directly,
+ * without a validation pass, as it runs for every request that has variables.
+ */
+export function costErrors(schema: GraphQLSchema, document: DocumentNode, variables: Variables) {
+  const errors: GraphQLError[] = []
+  for (const definition of document.definitions) {
+    if (definition.kind !== Kind.OPERATION_DEFINITION) continue
+    const error = overCost({ schema, document }, definition, variables, LIMITS.cost)
+    if (error) errors.push(error)
+  }
+  return errors
+}
+
+/**
+ * Our limits, then graphql's rules: what every operation passes, whatever carries it. A
+ * document over a limit never reaches graphql's rules, some of which grow with the
+ * square of repeated fields.
+ */
+export function validateOperation(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  variables: Variables,
+) {
+  const errors = limitErrors(schema, document, variables)
+  return errors.length > 0 ? errors : validate(schema, document, specifiedRules)
+}

@@ -8,18 +8,21 @@ import type { Resolvers } from '../../generated/graphql.js'
 import { graphqlSchemaPath } from '../paths.js'
 import type { AccessTokens } from '../platform/access-tokens.js'
 import type { EventBus } from '../platform/events.js'
-import { beforeExecution, type ContextFactory, createContextFactory } from './context.js'
+import type { OperationBudget } from '../platform/rate-limit.js'
+import { createAdmission } from './admission.js'
+import { beforeExecution, createContextFactory } from './context.js'
 import { acceptsGraphqlResponse, formatExecution, GRAPHQL_RESPONSE_TYPE } from './errors.js'
 import { graphiqlPlugin } from './graphiql.js'
-import { limitRules, validateOperation } from './limits.js'
+import { costErrors, limitErrors, parseOptions } from './limits.js'
 import { type GraphQLLoaders, loaderResolvers } from './loaders.js'
+import { bytesOverCap, tooLargeResult } from './response-cap.js'
+import { createSocketRouting } from './sockets.js'
+import { countedSubscriptions } from './subscriptions.js'
 import { createTransportWsHandler } from './transport-ws.js'
 
 export const schemaPath = graphqlSchemaPath
 export const GRAPHQL_PATH = '/graphql'
 
-/** subscriptions-transport-ws, still spoken by older clients; Mercurius serves it. */
-const LEGACY_SUBPROTOCOL = 'graphql-ws'
 const SLOW_CONSUMER_CLOSE = { code: 1008, reason: 'Subscriber too slow: events were dropped' }
 const GOING_AWAY_CLOSE = { code: 1001, reason: 'The server is shutting down' }
 /** How long a closing socket may take to answer the close before it is cut. */
@@ -33,6 +36,10 @@ export interface GraphqlOptions {
   accessTokens: AccessTokens
   /** Serves GraphiQL at /graphiql. */
   graphiql: boolean
+  /** The rate limiter's budget for operations over WebSockets; absent when limits are off. */
+  operationBudget: OperationBudget | undefined
+  /** Open WebSockets per caller; undefined: no cap. */
+  socketsPerCaller: number | undefined
 }
 
 /** Cuts a slow subscriber off, and frees its socket even if it never reads the close. */
@@ -41,30 +48,52 @@ function closeSlowConsumer(socket: WebSocket) {
   setTimeout(() => socket.terminate(), 1000).unref()
 }
 
+/** Refuses an operation over HTTP the way Mercurius refuses an invalid one. */
+function refuseIfAny(errors: readonly GraphQLError[]) {
+  if (errors.length > 0) throw Object.assign(new Error('Graphql validation error'), { errors })
+}
+
+const usesVariables = (document: DocumentNode) =>
+  document.definitions.some(
+    (definition) => 'variableDefinitions' in definition && definition.variableDefinitions?.length,
+  )
+
 /**
  * /graphql: Mercurius for HTTP, its emitter and the legacy subprotocol; graphql-ws for
  * `graphql-transport-ws`, routed by the subprotocol the client asks for.
  */
 export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOptions) {
   const contexts = createContextFactory(options.accessTokens, options.loaders)
+  const schema = () => app.graphql.schema
+  const admit = createAdmission({ schema, operationBudget: options.operationBudget })
   const transportWs = createTransportWsHandler({
-    schema: () => app.graphql.schema,
+    schema,
     contexts,
+    admit,
     log: app.log,
     closeSlowConsumer,
   })
+  const sockets = createSocketRouting({
+    transportWs,
+    contexts,
+    admit,
+    log: app.log,
+    socketsPerCaller: options.socketsPerCaller,
+  })
   app.addHook('onRoute', (route) => {
     if (route.url !== GRAPHQL_PATH) return
-    if (route.wsHandler) routeBySubprotocol(route, transportWs, contexts)
+    if (route.wsHandler) sockets.route(route)
     if (route.method === 'POST') allowNullExtensions(route)
   })
 
   app.addHook('onSend', async (request, reply, payload) => {
     const json = String(reply.getHeader('content-type')).startsWith('application/json')
-    if (json && acceptsGraphqlResponse(request.headers.accept)) {
+    if (!json) return payload
+    if (acceptsGraphqlResponse(request.headers.accept)) {
       reply.header('content-type', `${GRAPHQL_RESPONSE_TYPE}; charset=utf-8`)
     }
-    return payload
+    const bytes = typeof payload === 'string' ? bytesOverCap(payload) : undefined
+    return bytes === undefined ? payload : JSON.stringify(tooLargeResult(bytes))
   })
 
   // On shutdown, every socket hears why (1001), so clients reconnect to another instance;
@@ -78,11 +107,16 @@ export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOption
   await app.register(websocket, { options: { maxPayload: 64 * 1024 } })
   await app.register(mercurius, {
     schema: readFileSync(schemaPath, 'utf8'),
-    resolvers: { ...options.resolvers, ...loaderResolvers(options.loaders) } as IResolvers,
+    resolvers: {
+      ...options.resolvers,
+      Subscription: countedSubscriptions(options.resolvers.Subscription),
+      ...loaderResolvers(options.loaders),
+    } as IResolvers,
     path: GRAPHQL_PATH,
     graphiql: false,
     jit: 1,
-    validationRules: limitRules,
+    // The token limit applies while Mercurius parses, before any hook sees a document.
+    graphql: { parseOptions },
     errorFormatter: formatExecution as never,
     // A refused token is kept in the context, not thrown: Mercurius would answer a
     // context that throws with the REST error envelope.
@@ -91,13 +125,14 @@ export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOption
     subscription: {
       emitter: options.events.emitter,
       // The legacy subprotocol. Its upgrade request's token was checked on arrival
-      // (routeBySubprotocol); connection_init's authToken, when given, takes over.
+      // (sockets.ts); connection_init's authToken, when given, takes over.
       context: (socket, request) =>
         contexts.create(
           { authorization: request.headers.authorization },
           {
             requestId: request.id,
             closeSlowConsumer: () => closeSlowConsumer(socket as unknown as WebSocket),
+            subscriptions: sockets.subscriptionsOf(socket),
           },
         ),
       onConnect: ({ payload }) => {
@@ -111,43 +146,21 @@ export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOption
     },
   })
   if (options.graphiql) await app.register(graphiqlPlugin)
-  app.graphql.addHook('preExecution', async (_schema, document, context) => {
+  // HTTP's share of the checks WebSocket operations pass in admission.ts. The service's
+  // limits run before graphql's own rules (Mercurius validates a document only the first
+  // time it sees it); the cost again with the variables, which only execution has.
+  app.graphql.addHook('preValidation', async (schema, document) => {
+    refuseIfAny(limitErrors(schema, document, undefined))
+  })
+  app.graphql.addHook('preExecution', async (schema, document, context, variables) => {
     beforeExecution(context)
     refuseSubscription(document, context.reply.request)
+    if (usesVariables(document)) refuseIfAny(costErrors(schema, document, variables ?? {}))
   })
-  // Mercurius runs a legacy-protocol subscription without validating it; hold it to
-  // the same rules as every other operation. The error becomes the protocol's `error`.
-  app.graphql.addHook('preSubscriptionExecution', async (schema, document, context) => {
-    const errors = validateOperation(schema, document)
-    if (errors.length > 0) {
-      throw new GraphQLError(errors.map((error) => error.message).join('; '), {
-        extensions: { code: 'GRAPHQL_VALIDATION_FAILED' },
-      })
-    }
+  // A legacy start was admitted (validated with its variables) on its way in: legacy-ws.ts.
+  app.graphql.addHook('preSubscriptionExecution', async (_schema, _document, context) => {
     beforeExecution(context)
   })
-}
-
-/** Close code of a WebSocket whose credentials are refused, as graphql-transport-ws has it. */
-const FORBIDDEN_CLOSE = 4403
-
-function routeBySubprotocol(
-  route: RouteOptions,
-  transportWs: ReturnType<typeof createTransportWsHandler>,
-  contexts: ContextFactory,
-) {
-  const legacy = route.wsHandler as NonNullable<RouteOptions['wsHandler']>
-  route.wsHandler = function (this: FastifyInstance, socket, request) {
-    if (socket.protocol !== LEGACY_SUBPROTOCOL) {
-      return transportWs(socket as unknown as WebSocket, request)
-    }
-    try {
-      contexts.principalOf({ authorization: request.headers.authorization })
-    } catch {
-      return socket.close(FORBIDDEN_CLOSE, 'Forbidden')
-    }
-    return legacy.call(this, socket, request)
-  }
 }
 
 /** GraphQL over HTTP lets a client send `"extensions": null`; Mercurius's schema does not. */

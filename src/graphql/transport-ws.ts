@@ -1,27 +1,27 @@
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify'
-import {
-  type DocumentNode,
-  type ExecutionResult,
-  execute,
-  GraphQLError,
-  type GraphQLSchema,
-  parse,
-  subscribe,
-} from 'graphql'
+import { type ExecutionResult, execute, GraphQLError, type GraphQLSchema, subscribe } from 'graphql'
 import { CloseCode, makeServer } from 'graphql-ws'
 import type { WebSocket } from 'ws'
+import { callerKey } from '../platform/rate-limit.js'
+import type { Admit } from './admission.js'
 import { beforeExecution, type ContextFactory, type GraphQLContext } from './context.js'
 import { toClientError } from './errors.js'
-import { validateOperation } from './limits.js'
+import { LIMITS } from './limits.js'
+import { cappedFrame } from './response-cap.js'
+import { type SocketSeat, TOO_MANY_SOCKETS } from './socket-seats.js'
+import type { LiveSubscriptions } from './subscriptions.js'
 
 interface Extra {
   socket: WebSocket
   request: FastifyRequest
+  seat: SocketSeat
+  subscriptions: LiveSubscriptions
 }
 
 export interface TransportWsOptions {
   schema: () => GraphQLSchema
   contexts: ContextFactory
+  admit: Admit
   log: FastifyBaseLogger
   /** Closes a socket whose subscriber fell too far behind. */
   closeSlowConsumer: (socket: WebSocket) => void
@@ -57,39 +57,41 @@ function checked<Result>(context: GraphQLContext, run: () => Result): Result | E
 export function createTransportWsHandler(options: TransportWsOptions) {
   const { log } = options
   const server = makeServer<Record<string, unknown> | undefined, Extra>({
-    // Parsing and validating here turns a bad document into the protocol's `error`
-    // message for that operation; graphql-ws's own parse would close the socket (4500).
-    onSubscribe(_ctx, _id, payload) {
-      let document: DocumentNode
-      try {
-        document = parse(payload.query)
-      } catch (error) {
-        return [error as GraphQLError]
-      }
-      const schema = options.schema()
-      const errors = validateOperation(schema, document)
-      if (errors.length > 0) return errors
+    connectionInitWaitTimeout: LIMITS.connectionInitMs,
+    // Admitting here (budget, token limit, validation with the variables) turns a refusal
+    // into the protocol's `error` message for that operation; graphql-ws's own parse
+    // would close the socket (4500).
+    async onSubscribe(ctx, _id, payload) {
+      const { request, seat } = ctx.extra
+      const admission = await options.admit(request, seat.caller, payload)
+      if ('errors' in admission) return [...admission.errors]
       return {
-        schema,
-        document,
+        schema: options.schema(),
+        document: admission.document,
         operationName: payload.operationName,
-        variableValues: payload.variables,
+        variableValues: admission.variables,
       }
     },
     execute: (args) => checked(args.contextValue as GraphQLContext, () => execute(args)),
     subscribe: (args) => checked(args.contextValue as GraphQLContext, () => subscribe(args)),
     onConnect(ctx) {
+      let principal: ReturnType<ContextFactory['principalOf']>
       try {
-        options.contexts.principalOf(credentialsOf(ctx))
-        return true
+        principal = options.contexts.principalOf(credentialsOf(ctx))
       } catch {
         return false
       }
+      const { seat, socket, request } = ctx.extra
+      if (seat.moveTo(callerKey(principal, request.ip))) return true
+      // Closed with our code first; graphql-ws's own close (4403) then finds it closing.
+      socket.close(TOO_MANY_SOCKETS.code, TOO_MANY_SOCKETS.reason)
+      return false
     },
     context: (ctx): GraphQLContext =>
       options.contexts.create(credentialsOf(ctx), {
         requestId: ctx.extra.request.id,
         closeSlowConsumer: () => options.closeSlowConsumer(ctx.extra.socket),
+        subscriptions: ctx.extra.subscriptions,
       }),
     onNext: (_ctx, _id, _payload, _args, result) =>
       result.errors
@@ -98,14 +100,19 @@ export function createTransportWsHandler(options: TransportWsOptions) {
     onError: (_ctx, _id, _payload, errors) => errors.map((error) => toClientError(error, log)),
   })
 
-  return (socket: WebSocket, request: FastifyRequest) => {
+  return (
+    socket: WebSocket,
+    request: FastifyRequest,
+    seat: SocketSeat,
+    subscriptions: LiveSubscriptions,
+  ) => {
     const closed = server.opened(
       {
         protocol: socket.protocol,
         send: (data) =>
           new Promise((resolve, reject) => {
             if (socket.readyState !== socket.OPEN) return resolve()
-            socket.send(data, (error) => (error ? reject(error) : resolve()))
+            socket.send(cappedFrame(data), (error) => (error ? reject(error) : resolve()))
           }),
         close: (code, reason) => socket.close(code, reason),
         onMessage: (receive) =>
@@ -118,7 +125,7 @@ export function createTransportWsHandler(options: TransportWsOptions) {
             }
           }),
       },
-      { socket, request },
+      { socket, request, seat, subscriptions },
     )
     const keepAlive = setInterval(() => socket.ping(), KEEP_ALIVE_MS)
     socket.once('close', (code, reason) => {

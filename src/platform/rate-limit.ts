@@ -1,7 +1,7 @@
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { type AccessTokens, bearerTokenOf } from './access-tokens.js'
+import { type AccessTokens, bearerTokenOf, type Principal } from './access-tokens.js'
 import { AppError } from './errors.js'
 import { isProbe } from './probes.js'
 import type { RedisConnections } from './redis.js'
@@ -14,22 +14,53 @@ export interface RateLimitOptions {
   redis: RedisConnections | undefined
 }
 
+/** Whose budget a request or an operation draws on: the user's when known, else the address's. */
+export const callerKey = (principal: Principal | null, ip: string) =>
+  principal ? `user:${principal.userId}` : `ip:${ip}`
+
+/** A refused operation: how long until its caller's window resets. */
+export interface OverBudget {
+  retryAfterSeconds: number
+}
+
+/**
+ * Draws one operation sent over a WebSocket from its caller's budget, the one HTTP
+ * requests draw on: the socket's upgrade request, and the caller it proved since.
+ */
+export type OperationBudget = (
+  upgrade: FastifyRequest,
+  caller: string,
+) => Promise<OverBudget | undefined>
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Present while rate limits are on (RATE_LIMIT_MAX > 0). */
+    operationBudget?: OperationBudget
+  }
+}
+
+/** The caller an operation over a WebSocket is counted for, set on its upgrade request. */
+const OPERATION_CALLER = Symbol('operation caller')
+type OperationRequest = FastifyRequest & { [OPERATION_CALLER]?: string }
+
 /**
  * Per user when the bearer token is valid, per IP otherwise; RateLimit-* headers. While
  * Redis is away requests are let through uncounted: an outage of the counter store must
  * not take the whole API down with it.
  */
 async function rateLimitPlugin(app: FastifyInstance, options: RateLimitOptions) {
-  const callerOf = (request: FastifyRequest) => {
+  const callerOf = (request: OperationRequest) => {
+    const operationCaller = request[OPERATION_CALLER]
+    if (operationCaller) return operationCaller
     const token = bearerTokenOf(request.headers.authorization)
     if (token) {
       try {
-        return `user:${options.accessTokens.verify(token).userId}`
+        return callerKey(options.accessTokens.verify(token), request.ip)
       } catch {
         // An invalid token is counted against the address that sent it.
       }
     }
-    return `ip:${request.ip}`
+    return callerKey(null, request.ip)
   }
 
   await app.register(rateLimit, {
@@ -45,6 +76,30 @@ async function rateLimitPlugin(app: FastifyInstance, options: RateLimitOptions) 
     }),
     errorResponseBuilder: (_request, context) =>
       new AppError('RATE_LIMITED', 429, `Too many requests: retry in ${context.after}`),
+  })
+
+  // The limiter's own checker, on its own store: one budget whatever the transport.
+  const check = app.createRateLimit()
+  const draw = async (upgrade: FastifyRequest, caller: string) => {
+    // The upgrade request as the checker reads it (route, address), counted for `caller`.
+    const request: OperationRequest = Object.create(upgrade)
+    request[OPERATION_CALLER] = caller
+    const verdict = await check(request)
+    if (verdict.isAllowed || !verdict.isExceeded) return undefined
+    return { retryAfterSeconds: verdict.ttlInSeconds }
+  }
+  // One caller's draws go one after the other. The in-process store answers a check with
+  // its live record, read after an await: checks started in one tick (a socket's frames
+  // arrive in bursts) would all read the last count and all be refused.
+  const drawing = new Map<string, Promise<unknown>>()
+  app.decorate('operationBudget', (upgrade: FastifyRequest, caller: string) => {
+    const drawn = (drawing.get(caller) ?? Promise.resolve()).then(() => draw(upgrade, caller))
+    const settled = drawn.catch(() => {})
+    drawing.set(caller, settled)
+    void settled.then(() => {
+      if (drawing.get(caller) === settled) drawing.delete(caller)
+    })
+    return drawn
   })
 }
 

@@ -1,7 +1,9 @@
 import type { AddressInfo } from 'node:net'
+import { createSigner } from 'fast-jwt'
 import { pino } from 'pino'
 import { type AppDependencies, buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
+import { users } from '../../src/db/schema.js'
 import { createEventBus, type EventBus } from '../../src/platform/events.js'
 import { connectRedis, type RedisConnections } from '../../src/platform/redis.js'
 import { type Api, createApi } from './api.js'
@@ -95,4 +97,41 @@ export async function newUser(api: Api) {
   const created = await api.post('/users', { json: { name: `User ${userCount}`, ...credentials } })
   if (created.status !== 201) throw new Error(`sign-up failed: ${created.text}`)
   return { user: created.body.data, ...credentials, ...(await login(api, credentials)) }
+}
+
+let tokenUserId = 1_000_000
+
+/**
+ * An access token, as the server signs them, for a user id no other test uses: a caller
+ * with budgets of its own, without a sign-up (which would draw on the address's budget).
+ */
+export function freshAccessToken(role: 'user' | 'admin' = 'user') {
+  tokenUserId += 1
+  return accessTokenFor(tokenUserId, role)
+}
+
+/** A token of an account stored directly, for operations that read the caller's account. */
+export async function freshAccount(server: TestServer) {
+  tokenUserId += 1
+  const [account] = await server.testDatabase.database.db
+    .insert(users)
+    .values({
+      name: `Account ${tokenUserId}`,
+      email: `account-${tokenUserId}-${Date.now()}@example.com`,
+      passwordHash: 'never logs in',
+      role: 'user',
+    })
+    .returning()
+  if (!account) throw new Error('INSERT … RETURNING gave no row')
+  return { account, accessToken: accessTokenFor(account.id, 'user') }
+}
+
+function accessTokenFor(userId: number, role: 'user' | 'admin') {
+  // An hour: the server's own tokens carry an expiry, and one without is refused.
+  const sign = createSigner({
+    key: testEnvironment.JWT_SECRET,
+    algorithm: 'HS256',
+    expiresIn: 3_600_000,
+  })
+  return sign({ sub: String(userId), role })
 }
