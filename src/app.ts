@@ -99,6 +99,7 @@ export async function buildApp(deps: AppDependencies, config: Config) {
     events: deps.events,
     accessTokens,
     graphiql: config.development,
+    introspection: config.graphqlIntrospection,
     operationBudget: app.operationBudget,
     socketsPerCaller: config.socketsPerCaller,
   })

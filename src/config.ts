@@ -32,6 +32,7 @@ const environmentSchema = {
     AUTH_RATE_LIMIT_MAX: { type: 'integer', minimum: 1, default: 30 },
     MAINTENANCE_MODE: { type: 'boolean', default: false },
     API_DOCS: { type: 'boolean', default: true },
+    GRAPHQL_INTROSPECTION: { type: 'boolean', default: true },
     TRUST_PROXY: { type: 'string' },
     REQUEST_TIMEOUT: { type: 'integer', minimum: 0, default: 120_000 },
     CONNECTION_TIMEOUT: { type: 'integer', minimum: 0, default: 60_000 },
@@ -61,6 +62,7 @@ interface Environment {
   AUTH_RATE_LIMIT_MAX: number
   MAINTENANCE_MODE: boolean
   API_DOCS: boolean
+  GRAPHQL_INTROSPECTION: boolean
   TRUST_PROXY?: string
   REQUEST_TIMEOUT: number
   CONNECTION_TIMEOUT: number
@@ -96,6 +98,8 @@ export interface Config {
   maintenanceMode: boolean
   /** Serves Swagger UI and openapi.yaml at /docs. */
   apiDocs: boolean
+  /** Answers GraphQL introspection (`__schema`, `__type`), over HTTP and WebSocket. */
+  graphqlIntrospection: boolean
   /** Options of the HTTP server, in Fastify's terms. */
   server: {
     /** The peers believed when X-Forwarded-For names the client: all, none or these. */
@@ -162,6 +166,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
         : undefined,
     maintenanceMode: values.MAINTENANCE_MODE,
     apiDocs: values.API_DOCS,
+    graphqlIntrospection: values.GRAPHQL_INTROSPECTION,
     server: {
       trustProxy: parseTrustProxy(values.TRUST_PROXY),
       requestTimeoutMs: values.REQUEST_TIMEOUT,

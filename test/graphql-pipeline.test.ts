@@ -175,3 +175,37 @@ describe.each(backends)('one GraphQL pipeline on $name', (backend) => {
     expect(batches.map((batch) => batch.userId)).toEqual([null, null])
   })
 })
+
+describe.each(backends)('introspection on $name', (backend) => {
+  const INTROSPECTION = '{ __schema { queryType { name } } }'
+
+  /** What each path answers an introspection query: the data, or the error's code. */
+  async function answers(server: TestServer) {
+    const http = await graphql(server.baseUrl, INTROSPECTION)
+    const socket = await openRawSocket(wsUrl(server.baseUrl), TRANSPORT_WS)
+    socket.send({ type: 'connection_init' })
+    await socket.next()
+    socket.send({ id: '1', type: 'subscribe', payload: { query: INTROSPECTION } })
+    const frame = await socket.next()
+    socket.ws.terminate()
+    const overWebSocket =
+      frame.type === 'next' ? frame.payload.data : frame.payload?.[0]?.extensions?.code
+    return [http.body.data ?? http.body.errors?.[0]?.extensions?.code, overWebSocket]
+  }
+
+  it.each([
+    ['answers it by default', {}, { __schema: { queryType: { name: 'Query' } } }],
+    [
+      'refuses it on every path with GRAPHQL_INTROSPECTION=false',
+      { GRAPHQL_INTROSPECTION: 'false' },
+      'GRAPHQL_VALIDATION_FAILED',
+    ],
+  ])('%s', async (_, environment, expected) => {
+    const server = await startServer(backend, environment)
+    try {
+      expect(await answers(server)).toEqual([expected, expected])
+    } finally {
+      await server.close()
+    }
+  })
+})

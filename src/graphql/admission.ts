@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify'
 import { type DocumentNode, GraphQLError, type GraphQLSchema } from 'graphql'
 import type { OperationBudget, OverBudget } from '../platform/rate-limit.js'
-import { parseOperation, validateOperation } from './limits.js'
+import { parseOperation, type RuleSettings, validateOperation } from './limits.js'
 
 /** An operation as a WebSocket message carries it, in either subprotocol. */
 export interface OperationPayload {
@@ -17,6 +17,7 @@ export interface AdmissionOptions {
   schema: () => GraphQLSchema
   /** The rate limiter's, while rate limits are on. */
   operationBudget: OperationBudget | undefined
+  rules: RuleSettings
 }
 
 const rateLimited = ({ retryAfterSeconds }: OverBudget) =>
@@ -34,7 +35,7 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
  * the real variables and graphql's rules. HTTP runs the same checks in Mercurius's
  * hooks (plugin.ts). A refusal is the operation's errors; the socket stays open.
  */
-export function createAdmission({ schema, operationBudget }: AdmissionOptions) {
+export function createAdmission({ schema, operationBudget, rules }: AdmissionOptions) {
   return async (
     upgrade: FastifyRequest,
     caller: string,
@@ -55,7 +56,7 @@ export function createAdmission({ schema, operationBudget }: AdmissionOptions) {
       return { errors: [error as GraphQLError] }
     }
     const variables = isRecord(payload.variables) ? payload.variables : {}
-    const errors = validateOperation(schema(), document, variables)
+    const errors = validateOperation(schema(), document, variables, rules)
     return errors.length > 0 ? { errors } : { document, variables }
   }
 }

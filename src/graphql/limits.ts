@@ -8,6 +8,7 @@ import {
   getNullableType,
   isListType,
   Kind,
+  NoSchemaIntrospectionCustomRule,
   type OperationDefinitionNode,
   parse,
   specifiedRules,
@@ -201,16 +202,27 @@ function listSizes(operation: OperationDefinitionNode, variables: Variables) {
   }
 }
 
-/** The service's own limits, with the variables when they are known. */
-const limitRules = (variables: Variables) => [
+/** What the operator decides of the rules (see Config). */
+export interface RuleSettings {
+  /** Answers `__schema` and `__type`; off, they are refused like an unknown field. */
+  introspection: boolean
+}
+
+/** The service's own rules, with the variables when they are known. */
+const limitRules = (variables: Variables, { introspection }: RuleSettings) => [
   maxDepthRule(LIMITS.depth),
   maxAliasesRule(LIMITS.aliases),
   maxCostRule(LIMITS.cost, variables),
+  ...(introspection ? [] : [NoSchemaIntrospectionCustomRule]),
 ]
 
-/** The service's limits alone: cheap and linear, so they run before graphql's own rules. */
-export const limitErrors = (schema: GraphQLSchema, document: DocumentNode, variables: Variables) =>
-  validate(schema, document, limitRules(variables))
+/** The service's rules alone: cheap and linear, so they run before graphql's own rules. */
+export const limitErrors = (
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  variables: Variables,
+  settings: RuleSettings,
+) => validate(schema, document, limitRules(variables, settings))
 
 /**
  * The cost alone, once the variables are known (HTTP: see plugin.ts); walked directly,
@@ -235,7 +247,8 @@ export function validateOperation(
   schema: GraphQLSchema,
   document: DocumentNode,
   variables: Variables,
+  settings: RuleSettings,
 ) {
-  const errors = limitErrors(schema, document, variables)
+  const errors = limitErrors(schema, document, variables, settings)
   return errors.length > 0 ? errors : validate(schema, document, specifiedRules)
 }

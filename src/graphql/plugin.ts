@@ -36,6 +36,8 @@ export interface GraphqlOptions {
   accessTokens: AccessTokens
   /** Serves GraphiQL at /graphiql. */
   graphiql: boolean
+  /** Answers introspection queries (see Config). */
+  introspection: boolean
   /** The rate limiter's budget for operations over WebSockets; absent when limits are off. */
   operationBudget: OperationBudget | undefined
   /** Open WebSockets per caller; undefined: no cap. */
@@ -65,7 +67,8 @@ const usesVariables = (document: DocumentNode) =>
 export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOptions) {
   const contexts = createContextFactory(options.accessTokens, options.loaders)
   const schema = () => app.graphql.schema
-  const admit = createAdmission({ schema, operationBudget: options.operationBudget })
+  const rules = { introspection: options.introspection }
+  const admit = createAdmission({ schema, operationBudget: options.operationBudget, rules })
   const transportWs = createTransportWsHandler({
     schema,
     contexts,
@@ -150,7 +153,7 @@ export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOption
   // limits run before graphql's own rules (Mercurius validates a document only the first
   // time it sees it); the cost again with the variables, which only execution has.
   app.graphql.addHook('preValidation', async (schema, document) => {
-    refuseIfAny(limitErrors(schema, document, undefined))
+    refuseIfAny(limitErrors(schema, document, undefined, rules))
   })
   app.graphql.addHook('preExecution', async (schema, document, context, variables) => {
     beforeExecution(context)
