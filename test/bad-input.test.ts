@@ -157,6 +157,28 @@ describe.each(backends)('bad input on $name', (backend) => {
     })
   })
 
+  describe('URLs', () => {
+    it.each([
+      ['GET', '/products/%E0%A4%A'],
+      ['GET', '/products/%'],
+      ['PATCH', '/products/%zz'],
+      ['DELETE', '/products/%C0%AF'],
+    ])('answers %s %s, which does not decode, with 400 in the envelope', async (method, path) => {
+      const body = method === 'PATCH' ? { json: { stock: 1 } } : {}
+      const response = await server.api.request(method, path, { ...body, token: adminToken })
+      expect(response.status).toBe(400)
+      expect(response.body.error.code).toBe('BAD_REQUEST')
+      expect(response.headers.get('x-request-id')).toBeTruthy()
+    })
+
+    it('answers an id longer than the router takes with 400 in the envelope, not 414', async () => {
+      const response = await server.api.get(`/products/${'9'.repeat(3000)}`)
+      expect(response.status).toBe(400)
+      expect(response.body.error.code).toBe('BAD_REQUEST')
+      expect(response.headers.get('x-request-id')).toBeTruthy()
+    })
+  })
+
   describe('GraphQL', () => {
     const SEND = `mutation($text: String!, $author: String!, $chatId: ID!) {
       sendMessage(text: $text, author: $author, chatId: $chatId) { id }
