@@ -157,7 +157,7 @@ describe.each(backends)('bad input on $name', (backend) => {
     })
   })
 
-  describe('URLs', () => {
+  describe('URLs and headers', () => {
     it.each([
       ['GET', '/products/%E0%A4%A'],
       ['GET', '/products/%'],
@@ -176,6 +176,17 @@ describe.each(backends)('bad input on $name', (backend) => {
       expect(response.status).toBe(400)
       expect(response.body.error.code).toBe('BAD_REQUEST')
       expect(response.headers.get('x-request-id')).toBeTruthy()
+    })
+
+    it('holds If-None-Match to its 1024 characters, as openapi.yaml has it', async () => {
+      const tag = (length: number) => ({ 'if-none-match': `"${'x'.repeat(length - 2)}"` })
+      const refused = await server.api.get(`/products/${productId}`, { headers: tag(1025) })
+      expect(refused.status).toBe(400)
+      expect(Object.keys(refused.body.error.details)).toEqual(['if-none-match'])
+      expect((await server.api.get('/health', { headers: tag(1025) })).status).toBe(400)
+      expect((await server.api.get(`/products/${productId}`, { headers: tag(1024) })).status).toBe(
+        200,
+      )
     })
   })
 

@@ -37,8 +37,9 @@ export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   const exact = createAjv(false)
   return ({ schema, httpPart }) => {
     const ajv = httpPart === 'body' ? exact : coercing
-    const validate = ajv.compile(withStorableText(schema) as object)
-    const checkText = httpPart === 'body' ? undefined : numericTextCheck(schema)
+    const named = httpPart === 'headers' ? withLowerCaseNames(schema) : schema
+    const validate = ajv.compile(withStorableText(named) as object)
+    const checkText = httpPart === 'body' ? undefined : numericTextCheck(named)
     if (!checkText) return validate as ReturnType<FastifySchemaCompiler<unknown>>
     const validateText = (data: unknown) => {
       const errors = checkText(data)
@@ -50,6 +51,27 @@ export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
     }
     validateText.errors = null as ErrorObject[] | null
     return validateText as ReturnType<FastifySchemaCompiler<unknown>>
+  }
+}
+
+/**
+ * Node hands headers over with lower-case names, and Fastify lowers the names of a
+ * headers schema to match, but not for a compiler of one's own like this one: without
+ * this, `If-None-Match` in openapi.yaml never met `if-none-match` and went unchecked.
+ */
+function withLowerCaseNames(schema: unknown): unknown {
+  const { properties, required, ...rest } = schema as {
+    properties?: Record<string, unknown>
+    required?: string[]
+  }
+  return {
+    ...rest,
+    ...(properties && {
+      properties: Object.fromEntries(
+        Object.entries(properties).map(([name, each]) => [name.toLowerCase(), each]),
+      ),
+    }),
+    ...(required && { required: required.map((name) => name.toLowerCase()) }),
   }
 }
 
