@@ -145,6 +145,23 @@ describe.each(backends)('bad input on $name', (backend) => {
       expect(Object.keys(response.body.error.details)).toEqual([parameter])
     })
 
+    it.each([9_687_400_934.96, 9_999_999_999.99])(
+      'accepts the price %d: a multiple of 0.01, though dividing by 0.01 in floating point says not',
+      async (price) => {
+        const created = await server.api.post('/products', {
+          json: { ...product, price },
+          token: adminToken,
+        })
+        expect(created.status, created.text).toBe(201)
+        expect(created.body.data.price).toBe(price)
+        const patched = await server.api.patch(`/products/${created.body.data.id}`, {
+          json: { price },
+          token: adminToken,
+        })
+        expect(patched.status, patched.text).toBe(200)
+      },
+    )
+
     it('refuses a price that rounds to 0.00, storing nothing', async () => {
       const before = await rowCount(products)
       const response = await server.api.post('/products', {

@@ -3,7 +3,12 @@ import { Ajv2020 } from 'ajv/dist/2020.js'
 import addFormats from 'ajv-formats'
 import type { FastifySchemaCompiler } from 'fastify'
 import type { ErrorDetails } from './errors.js'
-import { numericTextCheck, storableTextKeyword, withStorableText } from './input-rules.js'
+import {
+  multipleOfKeyword,
+  numericTextCheck,
+  storableTextKeyword,
+  withStorableText,
+} from './input-rules.js'
 
 function createAjv(coerceTypes: false | 'array') {
   const ajv = new Ajv2020({
@@ -13,13 +18,14 @@ function createAjv(coerceTypes: false | 'array') {
     removeAdditional: false,
     // Report every failing field at once, so `details` is complete.
     allErrors: true,
-    // 19.99 / 0.01 is not an integer in binary floating point.
-    multipleOfPrecision: 9,
     strict: true,
     strictRequired: false,
   })
   addFormats.default(ajv)
   ajv.addKeyword(storableTextKeyword)
+  // 19.99 / 0.01 is not an integer in binary floating point, nor is 9687400934.96 / 0.01.
+  ajv.removeKeyword('multipleOf')
+  ajv.addKeyword(multipleOfKeyword)
   // Two's complement: one more negative value than positive ones.
   ajv.addFormat('int32', {
     type: 'number',
