@@ -95,14 +95,15 @@ const NUMERIC_TEXT = {
   integer: { pattern: /^-?\d+$/, message: 'must be an integer in decimal digits' },
   number: {
     pattern: /^-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$/,
-    message: 'must be a number in decimal notation',
+    message: 'must be a finite number in decimal notation',
   },
 }
 
 /**
  * Query and path values arrive as text, and ajv coerces whatever Number() reads: hex
- * (`0x10`), `Infinity`, padded digits. Numbers in a URL are decimal, so the text is
- * checked before it is coerced; the errors are ajv's shape, for the same `details`.
+ * (`0x10`), `Infinity`, padded digits, and decimals too large for a double (`1e400`)
+ * as Infinity. Numbers in a URL are decimal and finite, so the text is checked before
+ * it is coerced; the errors are ajv's shape, for the same `details`.
  */
 export function numericTextCheck(schema: unknown): ((data: unknown) => ErrorObject[]) | undefined {
   const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties
@@ -114,7 +115,7 @@ export function numericTextCheck(schema: unknown): ((data: unknown) => ErrorObje
   return (data) =>
     numeric.flatMap(({ name, pattern, message }) => {
       const raw = (data as Record<string, unknown> | undefined)?.[name]
-      if (typeof raw !== 'string' || pattern.test(raw)) return []
+      if (typeof raw !== 'string' || (pattern.test(raw) && Number.isFinite(Number(raw)))) return []
       return [{ instancePath: `/${name}`, schemaPath: '', keyword: 'type', params: {}, message }]
     })
 }
