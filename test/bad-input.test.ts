@@ -2,7 +2,7 @@ import { count, eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { messages, products, users } from '../src/db/schema.js'
 import { backends } from './helpers/backends.js'
-import { graphql } from './helpers/graphql.js'
+import { graphql, wsClient } from './helpers/graphql.js'
 import { ADMIN, login, startServer, type TestServer } from './helpers/server.js'
 
 /**
@@ -244,6 +244,32 @@ describe.each(backends)('bad input on $name', (backend) => {
         },
       )
       expect(response.body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT')
+    })
+
+    it.each([
+      ['a NUL', NUL],
+      ['an unpaired surrogate', LONE_SURROGATE],
+    ])('refuses to follow a chat whose id holds %s, over WebSocket', async (_, chatId) => {
+      const client = wsClient(server.baseUrl)
+      try {
+        // Refused as it starts: a result with errors, and nothing followed.
+        const first = await new Promise<any>((resolve) =>
+          client.subscribe(
+            {
+              query: 'subscription($c: ID) { messageAdded(chatId: $c) { id } }',
+              variables: { c: chatId },
+            },
+            { next: resolve, error: resolve, complete: () => {} },
+          ),
+        )
+        expect(first.errors?.[0]?.extensions).toMatchObject({
+          code: 'BAD_USER_INPUT',
+          details: { chatId: ['is not a chat id'] },
+        })
+        expect(server.events.activeSubscriptions()).toBe(0)
+      } finally {
+        await client.dispose()
+      }
     })
 
     it('answers a subscription sent over HTTP with BAD_USER_INPUT, pointing to WebSocket', async () => {
