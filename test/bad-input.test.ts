@@ -223,6 +223,10 @@ describe.each(backends)('bad input on $name', (backend) => {
       ['chatId', NUL],
       ['text', '  \n '],
       ['author', ' '],
+      // schema.graphql: the chat to post in is 1 to 100 characters, not only whitespace.
+      ['chatId', ''],
+      ['chatId', ' \t '],
+      ['chatId', 'c'.repeat(101)],
     ])(
       'refuses sendMessage with a bad %s (%j) as BAD_USER_INPUT, storing nothing',
       async (field, value) => {
@@ -234,6 +238,12 @@ describe.each(backends)('bad input on $name', (backend) => {
         expect(await rowCount(messages)).toBe(before)
       },
     )
+
+    it('posts to a chat whose id has 100 characters, the most schema.graphql documents', async () => {
+      const response = await graphql(server.baseUrl, SEND, { ...valid, chatId: 'c'.repeat(100) })
+      expect(response.body.errors).toBeUndefined()
+      expect(response.body.data.sendMessage.id).toBeTruthy()
+    })
 
     it('refuses to list a chat whose id holds a NUL', async () => {
       const response = await graphql(
