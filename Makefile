@@ -8,7 +8,7 @@ STAMP := node_modules/.install-stamp
 CHROMIUM := /usr/bin/chromium
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: install generate build migrate run smoke check typecheck lint lint-specs drift route-drift runtime-deps explain schema-diff bench test test-only test-node24
+.PHONY: install generate build migrate run smoke check typecheck lint lint-specs drift route-drift runtime-deps explain schema-diff bench test test-only test-node24 fuzz
 
 install: $(STAMP)
 
@@ -88,6 +88,17 @@ test: check test-only
 
 test-only: $(STAMP) $(CHROMIUM)
 	npx vitest run
+
+## fuzz: the spec fuzz suites alone (test/fuzz-*.test.ts), FUZZ_RUNS cases per property
+## instead of make test's 20, from a new seed it prints: `make fuzz FUZZ_SEED=<seed>` (and the
+## same FUZZ_RUNS) replays a run. Postgres too when TEST_DATABASE_URL is set.
+FUZZ_RUNS ?= 500
+fuzz: $(STAMP)
+	@seed=$(or $(FUZZ_SEED),$$(node -e 'console.log(Math.floor(Math.random() * 2 ** 31))')); \
+	  echo "fuzz: FUZZ_RUNS=$(FUZZ_RUNS) FUZZ_SEED=$$seed (replay: make fuzz FUZZ_SEED=$$seed FUZZ_RUNS=$(FUZZ_RUNS))"; \
+	  start=$$(date +%s); \
+	  FUZZ_SEED=$$seed FUZZ_RUNS=$(FUZZ_RUNS) npx vitest run test/fuzz-; status=$$?; \
+	  echo "fuzz: FUZZ_SEED=$$seed FUZZ_RUNS=$(FUZZ_RUNS), $$(( $$(date +%s) - start )) s"; exit $$status
 
 ## test-node24: the vitest suites again, on Node 24 (.ci/node24 fetches it once into .cache/)
 test-node24: $(STAMP) $(CHROMIUM)

@@ -12,7 +12,7 @@ import { openapiRoutesPlugin, specificationPath } from './http/openapi-routes.js
 import { createSecurityHandlers } from './http/security.js'
 import { createAccessTokens } from './platform/access-tokens.js'
 import { credentialLimits } from './platform/credential-limits.js'
-import { errorHandler } from './platform/error-handler.js'
+import { answerFrameworkError, errorHandler } from './platform/error-handler.js'
 import { etag } from './platform/etag.js'
 import type { EventBus } from './platform/events.js'
 import { gracefulClose } from './platform/graceful-close.js'
@@ -52,6 +52,7 @@ export async function buildApp(deps: AppDependencies, config: Config) {
     connectionTimeout: config.server.connectionTimeoutMs,
     keepAliveTimeout: config.server.keepAliveTimeoutMs,
     http: { connectionsCheckingInterval: config.server.timeoutCheckIntervalMs },
+    frameworkErrors: answerFrameworkError,
   })
   app.setValidatorCompiler(createValidatorCompiler())
 

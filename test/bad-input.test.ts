@@ -2,7 +2,7 @@ import { count, eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { messages, products, users } from '../src/db/schema.js'
 import { backends } from './helpers/backends.js'
-import { graphql } from './helpers/graphql.js'
+import { graphql, wsClient } from './helpers/graphql.js'
 import { ADMIN, login, startServer, type TestServer } from './helpers/server.js'
 
 /**
@@ -139,11 +139,31 @@ describe.each(backends)('bad input on $name', (backend) => {
       ['page', 'Infinity'],
       ['minPrice', 'Infinity'],
       ['maxPrice', '0x20'],
-    ])('refuses ?%s=%s: numbers in a URL are decimal', async (parameter, value) => {
+      // Decimal, but past a double: Number() reads Infinity.
+      ['minPrice', '1e400'],
+      ['maxPrice', '1e309'],
+    ])('refuses ?%s=%s: numbers in a URL are decimal and finite', async (parameter, value) => {
       const response = await server.api.get(`/products?${parameter}=${value}`)
       expect(response.status).toBe(400)
       expect(Object.keys(response.body.error.details)).toEqual([parameter])
     })
+
+    it.each([9_687_400_934.96, 9_999_999_999.99])(
+      'accepts the price %d: a multiple of 0.01, though dividing by 0.01 in floating point says not',
+      async (price) => {
+        const created = await server.api.post('/products', {
+          json: { ...product, price },
+          token: adminToken,
+        })
+        expect(created.status, created.text).toBe(201)
+        expect(created.body.data.price).toBe(price)
+        const patched = await server.api.patch(`/products/${created.body.data.id}`, {
+          json: { price },
+          token: adminToken,
+        })
+        expect(patched.status, patched.text).toBe(200)
+      },
+    )
 
     it('refuses a price that rounds to 0.00, storing nothing', async () => {
       const before = await rowCount(products)
@@ -154,6 +174,39 @@ describe.each(backends)('bad input on $name', (backend) => {
       expect(response.status).toBe(400)
       expect(response.body.error.details).toEqual({ price: ['must be at least 0.01'] })
       expect(await rowCount(products)).toBe(before)
+    })
+  })
+
+  describe('URLs and headers', () => {
+    it.each([
+      ['GET', '/products/%E0%A4%A'],
+      ['GET', '/products/%'],
+      ['PATCH', '/products/%zz'],
+      ['DELETE', '/products/%C0%AF'],
+    ])('answers %s %s, which does not decode, with 400 in the envelope', async (method, path) => {
+      const body = method === 'PATCH' ? { json: { stock: 1 } } : {}
+      const response = await server.api.request(method, path, { ...body, token: adminToken })
+      expect(response.status).toBe(400)
+      expect(response.body.error.code).toBe('BAD_REQUEST')
+      expect(response.headers.get('x-request-id')).toBeTruthy()
+    })
+
+    it('answers an id longer than the router takes with 400 in the envelope, not 414', async () => {
+      const response = await server.api.get(`/products/${'9'.repeat(3000)}`)
+      expect(response.status).toBe(400)
+      expect(response.body.error.code).toBe('BAD_REQUEST')
+      expect(response.headers.get('x-request-id')).toBeTruthy()
+    })
+
+    it('holds If-None-Match to its 1024 characters, as openapi.yaml has it', async () => {
+      const tag = (length: number) => ({ 'if-none-match': `"${'x'.repeat(length - 2)}"` })
+      const refused = await server.api.get(`/products/${productId}`, { headers: tag(1025) })
+      expect(refused.status).toBe(400)
+      expect(Object.keys(refused.body.error.details)).toEqual(['if-none-match'])
+      expect((await server.api.get('/health', { headers: tag(1025) })).status).toBe(400)
+      expect((await server.api.get(`/products/${productId}`, { headers: tag(1024) })).status).toBe(
+        200,
+      )
     })
   })
 
@@ -170,6 +223,10 @@ describe.each(backends)('bad input on $name', (backend) => {
       ['chatId', NUL],
       ['text', '  \n '],
       ['author', ' '],
+      // schema.graphql: the chat to post in is 1 to 100 characters, not only whitespace.
+      ['chatId', ''],
+      ['chatId', ' \t '],
+      ['chatId', 'c'.repeat(101)],
     ])(
       'refuses sendMessage with a bad %s (%j) as BAD_USER_INPUT, storing nothing',
       async (field, value) => {
@@ -182,6 +239,12 @@ describe.each(backends)('bad input on $name', (backend) => {
       },
     )
 
+    it('posts to a chat whose id has 100 characters, the most schema.graphql documents', async () => {
+      const response = await graphql(server.baseUrl, SEND, { ...valid, chatId: 'c'.repeat(100) })
+      expect(response.body.errors).toBeUndefined()
+      expect(response.body.data.sendMessage.id).toBeTruthy()
+    })
+
     it('refuses to list a chat whose id holds a NUL', async () => {
       const response = await graphql(
         server.baseUrl,
@@ -191,6 +254,32 @@ describe.each(backends)('bad input on $name', (backend) => {
         },
       )
       expect(response.body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT')
+    })
+
+    it.each([
+      ['a NUL', NUL],
+      ['an unpaired surrogate', LONE_SURROGATE],
+    ])('refuses to follow a chat whose id holds %s, over WebSocket', async (_, chatId) => {
+      const client = wsClient(server.baseUrl)
+      try {
+        // Refused as it starts: a result with errors, and nothing followed.
+        const first = await new Promise<any>((resolve) =>
+          client.subscribe(
+            {
+              query: 'subscription($c: ID) { messageAdded(chatId: $c) { id } }',
+              variables: { c: chatId },
+            },
+            { next: resolve, error: resolve, complete: () => {} },
+          ),
+        )
+        expect(first.errors?.[0]?.extensions).toMatchObject({
+          code: 'BAD_USER_INPUT',
+          details: { chatId: ['is not a chat id'] },
+        })
+        expect(server.events.activeSubscriptions()).toBe(0)
+      } finally {
+        await client.dispose()
+      }
     })
 
     it('answers a subscription sent over HTTP with BAD_USER_INPUT, pointing to WebSocket', async () => {

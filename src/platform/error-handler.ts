@@ -21,6 +21,9 @@ const FRAMEWORK_ERRORS: Record<string, AppError> = {
     415,
     'The body must be sent as application/json',
   ),
+  // Fastify's own messages quote the whole path, which may be longer than a message is.
+  FST_ERR_BAD_URL: badRequest('The path is not validly percent-encoded UTF-8'),
+  FST_ERR_MAX_PARAM_LENGTH: badRequest('A path parameter is longer than any valid value'),
 }
 
 const CODES_BY_STATUS: Record<number, ErrorCode> = {
@@ -67,6 +70,21 @@ export function toAppError(error: FastifyError): AppError {
   if (code && error.code?.startsWith('FST_')) return new AppError(code, status, error.message)
   if (isDatabaseUnavailable(error)) return databaseUnavailable()
   return internal()
+}
+
+/**
+ * Fastify's `frameworkErrors`: failures found while routing, before any route or hook
+ * runs (a path that does not decode, a segment too long to match), which Fastify would
+ * otherwise answer in a shape of its own.
+ */
+export function answerFrameworkError(
+  error: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+) {
+  // No hook runs for these: the request id header is set here, as on every response.
+  reply.header('x-request-id', request.id)
+  return sendError(reply, toAppError(error))
 }
 
 async function errorHandlerPlugin(app: FastifyInstance) {

@@ -53,18 +53,57 @@ export function withStorableText(schema: unknown): unknown {
   return copy
 }
 
+/** Digits after the point of a step such as 0.01 or 1e-7. */
+function decimalsOf(step: number): number {
+  const [mantissa = '', exponent = '0'] = String(step).split('e')
+  return Math.max(0, (mantissa.split('.')[1]?.length ?? 0) - Number(exponent))
+}
+
+/**
+ * Whether a number is a multiple of the step. ajv divides, and in binary floating point
+ * 19.99 / 0.01 is not an integer; its remedy, a tolerance of 1e-9 on the quotient, fails
+ * large values (9687400934.96 / 0.01 is 1e-4 off), which openapi.yaml allows as prices.
+ * Within the tolerance, or exactly the nearest multiple once printed to the step's
+ * digits, it is one.
+ */
+export function isMultipleOf(value: number, step: number): boolean {
+  const quotient = value / step
+  const nearest = Math.round(quotient)
+  if (Math.abs(quotient - nearest) < 1e-9) return true
+  const digits = decimalsOf(step)
+  return digits <= 100 && Number((nearest * step).toFixed(digits)) === value
+}
+
+function multipleOf(step: number, data: number): boolean {
+  if (isMultipleOf(data, step)) return true
+  multipleOf.errors = [
+    { keyword: 'multipleOf', message: `must be multiple of ${step}`, params: { multipleOf: step } },
+  ]
+  return false
+}
+multipleOf.errors = undefined as Partial<ErrorObject>[] | undefined
+
+/** ajv's multipleOf, replaced (see isMultipleOf). */
+export const multipleOfKeyword: FuncKeywordDefinition = {
+  keyword: 'multipleOf',
+  type: 'number',
+  schemaType: 'number',
+  validate: multipleOf,
+}
+
 const NUMERIC_TEXT = {
   integer: { pattern: /^-?\d+$/, message: 'must be an integer in decimal digits' },
   number: {
     pattern: /^-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$/,
-    message: 'must be a number in decimal notation',
+    message: 'must be a finite number in decimal notation',
   },
 }
 
 /**
  * Query and path values arrive as text, and ajv coerces whatever Number() reads: hex
- * (`0x10`), `Infinity`, padded digits. Numbers in a URL are decimal, so the text is
- * checked before it is coerced; the errors are ajv's shape, for the same `details`.
+ * (`0x10`), `Infinity`, padded digits, and decimals too large for a double (`1e400`)
+ * as Infinity. Numbers in a URL are decimal and finite, so the text is checked before
+ * it is coerced; the errors are ajv's shape, for the same `details`.
  */
 export function numericTextCheck(schema: unknown): ((data: unknown) => ErrorObject[]) | undefined {
   const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties
@@ -76,7 +115,7 @@ export function numericTextCheck(schema: unknown): ((data: unknown) => ErrorObje
   return (data) =>
     numeric.flatMap(({ name, pattern, message }) => {
       const raw = (data as Record<string, unknown> | undefined)?.[name]
-      if (typeof raw !== 'string' || pattern.test(raw)) return []
+      if (typeof raw !== 'string' || (pattern.test(raw) && Number.isFinite(Number(raw)))) return []
       return [{ instancePath: `/${name}`, schemaPath: '', keyword: 'type', params: {}, message }]
     })
 }

@@ -3,7 +3,12 @@ import { Ajv2020 } from 'ajv/dist/2020.js'
 import addFormats from 'ajv-formats'
 import type { FastifySchemaCompiler } from 'fastify'
 import type { ErrorDetails } from './errors.js'
-import { numericTextCheck, storableTextKeyword, withStorableText } from './input-rules.js'
+import {
+  multipleOfKeyword,
+  numericTextCheck,
+  storableTextKeyword,
+  withStorableText,
+} from './input-rules.js'
 
 function createAjv(coerceTypes: false | 'array') {
   const ajv = new Ajv2020({
@@ -13,13 +18,14 @@ function createAjv(coerceTypes: false | 'array') {
     removeAdditional: false,
     // Report every failing field at once, so `details` is complete.
     allErrors: true,
-    // 19.99 / 0.01 is not an integer in binary floating point.
-    multipleOfPrecision: 9,
     strict: true,
     strictRequired: false,
   })
   addFormats.default(ajv)
   ajv.addKeyword(storableTextKeyword)
+  // 19.99 / 0.01 is not an integer in binary floating point, nor is 9687400934.96 / 0.01.
+  ajv.removeKeyword('multipleOf')
+  ajv.addKeyword(multipleOfKeyword)
   // Two's complement: one more negative value than positive ones.
   ajv.addFormat('int32', {
     type: 'number',
@@ -37,8 +43,9 @@ export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   const exact = createAjv(false)
   return ({ schema, httpPart }) => {
     const ajv = httpPart === 'body' ? exact : coercing
-    const validate = ajv.compile(withStorableText(schema) as object)
-    const checkText = httpPart === 'body' ? undefined : numericTextCheck(schema)
+    const named = httpPart === 'headers' ? withLowerCaseNames(schema) : schema
+    const validate = ajv.compile(withStorableText(named) as object)
+    const checkText = httpPart === 'body' ? undefined : numericTextCheck(named)
     if (!checkText) return validate as ReturnType<FastifySchemaCompiler<unknown>>
     const validateText = (data: unknown) => {
       const errors = checkText(data)
@@ -50,6 +57,27 @@ export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
     }
     validateText.errors = null as ErrorObject[] | null
     return validateText as ReturnType<FastifySchemaCompiler<unknown>>
+  }
+}
+
+/**
+ * Node hands headers over with lower-case names, and Fastify lowers the names of a
+ * headers schema to match, but not for a compiler of one's own like this one: without
+ * this, `If-None-Match` in openapi.yaml never met `if-none-match` and went unchecked.
+ */
+function withLowerCaseNames(schema: unknown): unknown {
+  const { properties, required, ...rest } = schema as {
+    properties?: Record<string, unknown>
+    required?: string[]
+  }
+  return {
+    ...rest,
+    ...(properties && {
+      properties: Object.fromEntries(
+        Object.entries(properties).map(([name, each]) => [name.toLowerCase(), each]),
+      ),
+    }),
+    ...(required && { required: required.map((name) => name.toLowerCase()) }),
   }
 }
 

@@ -23,11 +23,13 @@ export function createChatResolvers(
     },
     Subscription: {
       messageAdded: {
-        subscribe: (_root, { chatId }, context) =>
-          events.subscribe(
+        subscribe: (_root, { chatId }, context) => {
+          messages.assertFollowable(chatId)
+          return events.subscribe(
             chatId == null ? chatTopics.everyMessageAdded : chatTopics.messageAdded(chatId),
             { maxQueued: MAX_QUEUED_EVENTS, onOverflow: () => context.closeSlowConsumer?.() },
-          ),
+          )
+        },
         resolve: (event: MessageAddedEvent) => fromMessageEvent(event.messageAdded),
       },
     },

@@ -70,6 +70,11 @@ export function createMessagesService({ db, messages, outbox, accounts }: Depend
       return message
     },
 
+    /** Refuses to follow a chat no message can be in; any other chat, or every one, may be. */
+    assertFollowable(chatId: string | null | undefined): void {
+      assertValidFields({ chatId: chatIdProblem(chatId) })
+    },
+
     /** The newest `limit` messages, oldest first; `before` pages back. */
     async list({ chatId, limit, before }: ListMessages): Promise<MessageRow[]> {
       const pageSize = limit ?? 100
@@ -81,8 +86,7 @@ export function createMessagesService({ db, messages, outbox, accounts }: Depend
       assertValidFields({
         limit: validPageSize ? undefined : `must be from ${LIMITS.page.min} to ${LIMITS.page.max}`,
         before: validBefore ? undefined : 'must be the id of a message',
-        // Any chat may be listed, but no stored chat has an id that cannot be stored.
-        chatId: chatId == null || isStorableText(chatId) ? undefined : 'is not a chat id',
+        chatId: chatIdProblem(chatId),
       })
       const rows = await messages.newest({ chatId: chatId ?? undefined, beforeId, limit: pageSize })
       return rows.reverse()
@@ -91,6 +95,10 @@ export function createMessagesService({ db, messages, outbox, accounts }: Depend
 }
 
 export type MessagesService = ReturnType<typeof createMessagesService>
+
+// Any chat may be listed or followed, but no stored chat has an id that cannot be stored.
+const chatIdProblem = (chatId: string | null | undefined) =>
+  chatId == null || isStorableText(chatId) ? undefined : 'is not a chat id'
 
 function textProblem(value: string, { min, max }: { min: number; max: number }) {
   // Characters as people count them: an emoji is one, not two UTF-16 units.

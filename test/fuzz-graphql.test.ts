@@ -1,0 +1,95 @@
+import fc from 'fast-check'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { backends } from './helpers/backends.js'
+import { graphqlExchange } from './helpers/fuzz/graphql-oracle.js'
+import {
+  flawedGraphqlRequests,
+  type GraphqlGeneration,
+  validGraphqlRequests,
+} from './helpers/fuzz/graphql-requests.js'
+import { rootFields } from './helpers/fuzz/graphql-schema.js'
+import { subscriptionExchange } from './helpers/fuzz/graphql-subscriptions.js'
+import { storedDataProblems } from './helpers/fuzz/invariants.js'
+import { FUZZ, fuzz, PROPERTY_TIMEOUT_MS } from './helpers/fuzz/settings.js'
+import { createWorld, type World } from './helpers/fuzz/world.js'
+
+/** A message's id, as `before` takes it: decimal digits of a positive int32. */
+const messageIds = fc.integer({ min: 1, max: 2 ** 31 - 1 }).map(String)
+const notMessageIds = fc.constantFrom(
+  'abc',
+  '0x10',
+  '0',
+  '-1',
+  '1.5',
+  ' 1',
+  '1e3',
+  '2147483648',
+  '',
+)
+
+const generationOf = (world: World): GraphqlGeneration => ({
+  tokens: world.tokens,
+  hints: {
+    values: { 'messages.before': messageIds },
+    invalid: { 'messages.before': notMessageIds },
+  },
+})
+
+/**
+ * Every root field of schema.graphql driven with arguments generated from its types and
+ * documented ranges, and with documents that are malformed: valid ones answered as the
+ * field's rules say, flawed ones refused with a client's error code and nothing stored,
+ * never a 5xx nor INTERNAL_SERVER_ERROR. Subscriptions also over WebSocket.
+ */
+describe.each(backends)(
+  `GraphQL fuzzing on $name (${FUZZ.runs} runs, seed ${FUZZ.seed})`,
+  (backend) => {
+    let world: World
+    beforeAll(async () => {
+      world = await createWorld(backend)
+    })
+    afterAll(() => world?.server.close())
+
+    describe.each(rootFields)('$kind $field.name', (field) => {
+      const name = `${field.kind} ${field.field.name}`
+      it(
+        'answers valid arguments over HTTP as the schema and its rules say',
+        () =>
+          fuzz(`${name} valid`, validGraphqlRequests(field, generationOf(world)), (request) =>
+            graphqlExchange(world, field, request),
+          ),
+        PROPERTY_TIMEOUT_MS,
+      )
+
+      it(
+        'refuses flawed arguments and documents over HTTP, storing nothing',
+        () =>
+          fuzz(`${name} flawed`, flawedGraphqlRequests(field, generationOf(world)), (request) =>
+            graphqlExchange(world, field, request),
+          ),
+        PROPERTY_TIMEOUT_MS,
+      )
+
+      if (field.kind !== 'subscription') return
+      it(
+        'starts valid subscriptions over WebSocket and refuses flawed ones',
+        () => {
+          const overWebSocket = fc.oneof(
+            validGraphqlRequests(field, generationOf(world)),
+            flawedGraphqlRequests(field, generationOf(world)).filter(
+              (request) => !('raw' in request.body),
+            ),
+          )
+          return fuzz(`${name} over WebSocket`, overWebSocket, (request) =>
+            subscriptionExchange(world, request),
+          )
+        },
+        PROPERTY_TIMEOUT_MS,
+      )
+    })
+
+    it('leaves only valid data stored', async () => {
+      expect(await storedDataProblems(world.db)).toEqual([])
+    })
+  },
+)

@@ -1,0 +1,160 @@
+import { expect } from 'vitest'
+import type {
+  MutationResolvers,
+  QueryResolvers,
+  SubscriptionResolvers,
+} from '../../../generated/graphql.js'
+import { assertMatchesSpec } from '../contract.js'
+import { storedState } from './database-state.js'
+import { ignoredWhenSignedIn } from './documented-rules.js'
+import type { GraphqlRequest } from './graphql-requests.js'
+import type { RootField } from './graphql-schema.js'
+import { argumentsBreakingRules } from './graphql-values.js'
+import type { World } from './world.js'
+
+export interface GraphqlError {
+  message: string
+  extensions?: { code?: string; details?: Record<string, string[]> }
+}
+
+interface GraphqlAnswer {
+  status: number
+  data: Record<string, any> | null | undefined
+  errors: GraphqlError[]
+  /** Refused before GraphQL ran (a body too large, another media type), in REST's envelope. */
+  refusedAsRest?: boolean
+}
+
+/** The codes README.md documents for `extensions.code`; INTERNAL_SERVER_ERROR is a bug here. */
+export const CLIENT_CODES = [
+  'BAD_USER_INPUT',
+  'UNAUTHENTICATED',
+  'FORBIDDEN',
+  'NOT_FOUND',
+  'CONFLICT',
+  'RATE_LIMITED',
+  'GRAPHQL_VALIDATION_FAILED',
+]
+
+async function send(world: World, request: GraphqlRequest): Promise<GraphqlAnswer> {
+  const { authorization } = request
+  const url = `${world.server.baseUrl}/graphql`
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': request.contentType,
+      accept: 'application/graphql-response+json, application/json',
+      ...(authorization && { authorization }),
+    },
+    body: 'raw' in request.body ? request.body.raw : JSON.stringify(request.body),
+  })
+  const text = await response.text()
+  const contentType = response.headers.get('content-type')
+  const body = JSON.parse(text)
+  if ('error' in body) {
+    assertMatchesSpec('POST', url, { status: response.status, contentType, body, text })
+    return { status: response.status, data: undefined, errors: [], refusedAsRest: true }
+  }
+  return { status: response.status, data: body.data, errors: body.errors ?? [] }
+}
+
+/**
+ * Sends the request and holds the answer to every rule: never a 5xx nor an
+ * INTERNAL_SERVER_ERROR, every error with a documented code, a flawed request refused
+ * without storing anything, and a valid one answered as its field's rules say.
+ */
+export async function graphqlExchange(world: World, field: RootField, request: GraphqlRequest) {
+  const before = await storedState(world.db)
+  const answer = await send(world, request)
+  expect(answer.status, 'a server error').toBeLessThan(500)
+  for (const error of answer.errors) {
+    expect(CLIENT_CODES, `an error without a client's code: ${error.message}`).toContain(
+      error.extensions?.code,
+    )
+  }
+  const refused = request.flaw
+    ? judgeFlawed(request, answer)
+    : judgeValid(world, field, request, answer)
+  if (await refused) {
+    expect(await storedState(world.db), 'a refused request changed what is stored').toBe(before)
+  }
+}
+
+function judgeFlawed(request: GraphqlRequest, answer: GraphqlAnswer): boolean {
+  if (request.refused === false) return false
+  const refused = answer.refusedAsRest || answer.errors.length > 0
+  expect(refused, 'a flawed request answered without an error').toBe(true)
+  return true
+}
+
+/** True when the request had to be refused. */
+async function judgeValid(
+  world: World,
+  field: RootField,
+  request: GraphqlRequest,
+  answer: GraphqlAnswer,
+): Promise<boolean> {
+  const codes = answer.errors.map((error) => error.extensions?.code)
+  if (request.caller === 'forged') {
+    expect(codes, 'a forged token must be refused').toEqual(['UNAUTHENTICATED'])
+    return true
+  }
+  if (field.kind === 'subscription') {
+    // Over HTTP a subscription is refused, pointing to the WebSocket.
+    expect(codes).toEqual(['BAD_USER_INPUT'])
+    return true
+  }
+  const signedIn = request.caller === 'user' || request.caller === 'admin'
+  const read = field.field.args.filter(
+    (argument) => !(signedIn && ignoredWhenSignedIn(argument.description)),
+  )
+  const breaking = argumentsBreakingRules(read, request.args)
+  if (breaking.length > 0) {
+    expect(codes, `a documented rule broken in ${breaking}`).toEqual(['BAD_USER_INPUT'])
+    const named = Object.keys(answer.errors[0]?.extensions?.details ?? {})
+    expect(named.length).toBeGreaterThan(0)
+    for (const name of named) expect(breaking).toContain(name)
+    return true
+  }
+  expect(answer.errors, 'valid arguments refused, and no documented rule says why').toEqual([])
+  // The field's answer, under its alias when it has one.
+  const [value] = Object.values(answer.data ?? {})
+  await graphqlExpectations[field.field.name as RootFieldName](world, request, value)
+  return false
+}
+
+type RootFieldName = keyof QueryResolvers | keyof MutationResolvers | keyof SubscriptionResolvers
+type Expectation = (world: World, request: GraphqlRequest, data: any) => void | Promise<void>
+
+/**
+ * What each root field answers valid arguments. Total over schema.graphql's root fields:
+ * a field added there fails `tsc` here until its answers are stated.
+ */
+const graphqlExpectations = {
+  messages(_world, request, data) {
+    const { chatId, limit, before } = request.args as Record<string, unknown>
+    const listed = data as { id: string; chatId: string }[]
+    expect(listed.length).toBeLessThanOrEqual((limit as number | null) ?? 100)
+    const ids = listed.map((message) => Number(message.id))
+    expect(ids, 'oldest first').toEqual([...ids].sort((a, b) => a - b))
+    for (const message of listed) {
+      if (chatId != null) expect(message.chatId).toBe(String(chatId))
+      if (before != null) expect(Number(message.id)).toBeLessThan(Number(before))
+    }
+  },
+
+  sendMessage(world, request, data) {
+    const { text, author, chatId } = request.args as Record<string, unknown>
+    const { caller } = request
+    const signedIn = caller === 'user' || caller === 'admin' ? world.accounts[caller] : undefined
+    expect(data).toMatchObject({
+      text,
+      chatId: String(chatId ?? 'general'),
+      author: signedIn ? signedIn.name : author,
+    })
+  },
+
+  messageAdded() {
+    throw new Error('a subscription over HTTP is refused before its answer is judged')
+  },
+} satisfies Record<RootFieldName, Expectation>
