@@ -1,5 +1,4 @@
 import { dirname } from 'node:path'
-import helmet from '@fastify/helmet'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
@@ -12,7 +11,11 @@ import { openapiRoutesPlugin, specificationPath } from './http/openapi-routes.js
 import { createSecurityHandlers } from './http/security.js'
 import { createAccessTokens } from './platform/access-tokens.js'
 import { credentialLimits } from './platform/credential-limits.js'
-import { answerFrameworkError, errorHandler } from './platform/error-handler.js'
+import {
+  answerFrameworkError,
+  errorHandler,
+  schemaErrorFormatter,
+} from './platform/error-handler.js'
 import { etag } from './platform/etag.js'
 import type { EventBus } from './platform/events.js'
 import { gracefulClose } from './platform/graceful-close.js'
@@ -21,6 +24,7 @@ import { createOutbox } from './platform/outbox.js'
 import { rateLimits } from './platform/rate-limit.js'
 import type { RedisConnections } from './platform/redis.js'
 import { requestIdFrom, requestIdHeader } from './platform/request-id.js'
+import { RequestLog } from './platform/request-log.js'
 import { routeTable } from './platform/route-table.js'
 import { securityHeaders } from './platform/security-headers.js'
 import { createValidatorCompiler } from './platform/validation.js'
@@ -43,6 +47,7 @@ export async function buildApp(deps: AppDependencies, config: Config) {
     logger: deps.loggerInstance ? undefined : (deps.logger ?? { level: config.logLevel }),
     loggerInstance: deps.loggerInstance,
     genReqId: requestIdFrom,
+    logController: new RequestLog(),
     requestIdHeader: false,
     // Requests still arriving on open connections while the server closes are served
     // (see graceful-close.ts): Fastify's 503 would not be in the error envelope.
@@ -53,6 +58,7 @@ export async function buildApp(deps: AppDependencies, config: Config) {
     keepAliveTimeout: config.server.keepAliveTimeoutMs,
     http: { connectionsCheckingInterval: config.server.timeoutCheckIntervalMs },
     frameworkErrors: answerFrameworkError,
+    schemaErrorFormatter,
   })
   app.setValidatorCompiler(createValidatorCompiler())
 
@@ -75,7 +81,7 @@ export async function buildApp(deps: AppDependencies, config: Config) {
   // The relay starts first and stops last: modules may still publish while they stop.
   runLifecycles(app, [{ name: 'outbox', start: outbox.start, stop: outbox.stop }, ...modules])
 
-  await app.register(helmet, securityHeaders)
+  await app.register(securityHeaders)
   await app.register(gracefulClose)
   await app.register(requestIdHeader)
   await app.register(routeTable)

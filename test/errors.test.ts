@@ -57,6 +57,22 @@ describe.each(backends)('errors on $name', (backend) => {
     expect(response.body.error.code).toBe('PAYLOAD_TOO_LARGE')
   })
 
+  it('logs one line per request, when answered, with its method, path, status and id', async () => {
+    const path = `/products/999999?probe=${randomUUID()}`
+    const response = await server.api.get(path)
+    expect(response.status).toBe(404)
+    const lines = logLines.map((line) => JSON.parse(line)).filter((line) => line.req?.url === path)
+    expect(lines).toEqual([
+      expect.objectContaining({
+        msg: 'request completed',
+        reqId: response.headers.get('x-request-id'),
+        req: expect.objectContaining({ method: 'GET', url: path }),
+        res: { statusCode: 404 },
+        responseTime: expect.any(Number),
+      }),
+    ])
+  })
+
   it('answers an unknown route with 404 in the envelope', async () => {
     const response = await server.api.get('/nowhere')
     expect(response.status).toBe(404)

@@ -45,6 +45,11 @@ describe.each(backends)('the outbox on $name', (backend) => {
 
   const db = () => server.testDatabase.database.db
 
+  async function commitAndPublish(topic: string, event: MessageAddedEvent) {
+    const pending = await db().transaction((tx) => other.enqueue(tx, topic, event))
+    await other.publish([pending])
+  }
+
   function subscribe(chatId: string) {
     const client = wsClient(server.baseUrl)
     const subscription = collect<{ messageAdded: { text: string } }>(
@@ -72,10 +77,8 @@ describe.each(backends)('the outbox on $name', (backend) => {
         throw new Error('the change failed after its event was written')
       }),
     ).rejects.toThrow('the change failed')
-    await other.flush()
     // Committed now: the one event that must arrive, after anything rolled back would have.
-    await db().transaction((tx) => other.enqueue(tx, topic, messageAdded(2, 'rolled-back')))
-    await other.flush()
+    await commitAndPublish(topic, messageAdded(2, 'rolled-back'))
     await watcher.subscription.until(1)
     expect(watcher.texts()).toEqual(['event 2'])
     await watcher.dispose()
@@ -106,10 +109,7 @@ describe.each(backends)('the outbox on $name', (backend) => {
     const watcher = subscribe('ordered')
     await subscriptionsActive(server.events, 1)
     const topic = chatTopics.messageAdded('ordered')
-    for (let id = 10; id < 30; id += 1) {
-      await db().transaction((tx) => other.enqueue(tx, topic, messageAdded(id, 'ordered')))
-    }
-    await other.flush()
+    for (let id = 10; id < 30; id += 1) await commitAndPublish(topic, messageAdded(id, 'ordered'))
     await watcher.subscription.until(20)
     // At least once: a relay that died before marking its batch sent publishes it again.
     const rows = await db()
@@ -120,10 +120,23 @@ describe.each(backends)('the outbox on $name', (backend) => {
     for (const row of rows) {
       await server.events.deliver(topic, row.payload as MessageAddedEvent, row.id)
     }
-    await db().transaction((tx) => other.enqueue(tx, topic, messageAdded(30, 'ordered')))
-    await other.flush()
+    await commitAndPublish(topic, messageAdded(30, 'ordered'))
     await watcher.subscription.until(21)
     expect(watcher.texts()).toEqual(Array.from({ length: 21 }, (_, index) => `event ${index + 10}`))
+    await watcher.dispose()
+  })
+
+  it('delivers every event when they arrive out of id order, as commits may', async () => {
+    const watcher = subscribe('out-of-order')
+    await subscriptionsActive(server.events, 1)
+    const topic = chatTopics.messageAdded('out-of-order')
+    // Two transactions took ids 51 and 52, and 52 committed and went out first.
+    await server.events.deliver(topic, messageAdded(52, 'out-of-order'), 52)
+    await server.events.deliver(topic, messageAdded(51, 'out-of-order'), 51)
+    await server.events.deliver(topic, messageAdded(52, 'out-of-order'), 52)
+    await server.events.deliver(topic, messageAdded(53, 'out-of-order'), 53)
+    await watcher.subscription.until(3)
+    expect(watcher.texts()).toEqual(['event 52', 'event 51', 'event 53'])
     await watcher.dispose()
   })
 })

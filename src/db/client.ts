@@ -25,12 +25,15 @@ export interface DatabaseSettings {
   databaseTimeoutMs: number
 }
 
-/** Session settings of every connection, on both drivers. */
+/**
+ * Session settings of every connection, on both drivers.
+ *
+ * No plan_cache_mode: a list statement must be planned for its values (a generic plan
+ * cannot use the trigram or price indexes for them, measured five times slower), and it
+ * is, being sent unnamed; only the fixed statements are prepared, and their generic
+ * plans are the ones worth keeping.
+ */
 export const PLANNER_SETTINGS = {
-  // postgres.js prepares every statement; after five runs Postgres may switch a
-  // prepared list query to a generic plan that cannot use the trigram or price
-  // indexes for the given values (measured five times slower). Plan per value.
-  plan_cache_mode: 'force_custom_plan',
   // Pages sit in memory or on SSD, where a random read costs about a sequential one;
   // at the default 4 the planner counts the list's total with a scan of the table
   // instead of an index-only scan.

@@ -14,7 +14,7 @@ export interface Infrastructure {
   database: DatabaseHandle
   events: EventBus
   /** Where a change records the events it must not lose, in its own transaction. */
-  outbox: Pick<Outbox, 'enqueue' | 'flush'>
+  outbox: Pick<Outbox, 'enqueue' | 'publish'>
   /** Present when REDIS_URL is set: the shared clients, for stores that span instances. */
   redis: RedisConnections | undefined
   config: Config

@@ -1,4 +1,10 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type {
+  FastifyError,
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  FastifySchemaValidationError,
+} from 'fastify'
 import fp from 'fastify-plugin'
 import { isDatabaseUnavailable, loggableError } from '../db/errors.js'
 import {
@@ -9,6 +15,7 @@ import {
   notFound,
   unauthenticated,
   unavailable,
+  validationFailed,
 } from './errors.js'
 import { validationDetails } from './validation.js'
 
@@ -54,14 +61,6 @@ export function toAppError(error: FastifyError): AppError {
     const cause = securityFailures.find((each) => each instanceof AppError)
     return cause ?? unauthenticated('A valid bearer token is required')
   }
-  if (error.validation) {
-    return new AppError(
-      'VALIDATION_ERROR',
-      400,
-      'The request breaks the rules of its fields',
-      validationDetails(error.validation as never, error.validationContext ?? 'request'),
-    )
-  }
   const known = error.code ? FRAMEWORK_ERRORS[error.code] : undefined
   if (known) return known
   const status = error.statusCode ?? 500
@@ -71,6 +70,13 @@ export function toAppError(error: FastifyError): AppError {
   if (isDatabaseUnavailable(error)) return databaseUnavailable()
   return internal()
 }
+
+/**
+ * Fastify's `schemaErrorFormatter`: a request that fails its schema becomes the envelope's
+ * error at once, rather than an Error with a stack and a message nobody reads.
+ */
+export const schemaErrorFormatter = (errors: FastifySchemaValidationError[], context: string) =>
+  validationFailed(validationDetails(errors as never, context))
 
 /**
  * Fastify's `frameworkErrors`: failures found while routing, before any route or hook

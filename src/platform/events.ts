@@ -42,6 +42,7 @@ export function createEventBus({
   log: FastifyBaseLogger
 }) {
   const emitter: MQEmitter = redis ? redisEmitter(redis) : mqemitter()
+  const firstArrivals = firstArrivalsOfEvents()
   let active = 0
   let upSince: number | undefined = redis ? undefined : 0
   if (redis)
@@ -94,9 +95,6 @@ export function createEventBus({
       const queue: Event[] = []
       let waiting: ((result: IteratorResult<Event>) => void) | undefined
       let ended = false
-      // The outbox publishes in event-id order and at least once: an id not above the
-      // last one seen is a repeat.
-      let lastEventId = 0
 
       const end = () => {
         if (ended) return
@@ -110,11 +108,7 @@ export function createEventBus({
       function listener(message: Message, done: () => void) {
         done()
         if (ended) return
-        const { eventId } = message as Message & { eventId?: number }
-        if (eventId !== undefined) {
-          if (eventId <= lastEventId) return
-          lastEventId = eventId
-        }
+        if (!firstArrivals.isFirst(message)) return
         if (waiting) {
           const resolve = waiting
           waiting = undefined
@@ -158,6 +152,30 @@ export function createEventBus({
 }
 
 export type EventBus = ReturnType<typeof createEventBus>
+
+/**
+ * The outbox publishes at least once, so an event may arrive again, as a message of its
+ * own. Every listener of an instance is handed the same message object for one arrival,
+ * so an instance remembers which message first brought each recent event id, and its
+ * listeners take only that one: a repeat reaches no subscriber twice, and events that
+ * arrive out of id order (committed out of order) are all delivered.
+ */
+function firstArrivalsOfEvents(remembered = 4096) {
+  const firstMessages = new Map<number, Message>()
+  return {
+    isFirst(message: Message): boolean {
+      const { eventId } = message as Message & { eventId?: number }
+      if (eventId === undefined) return true
+      const first = firstMessages.get(eventId)
+      if (first) return first === message
+      firstMessages.set(eventId, message)
+      if (firstMessages.size > remembered) {
+        firstMessages.delete(firstMessages.keys().next().value as number)
+      }
+      return true
+    },
+  }
+}
 
 /** Reports when both connections are ready (0 the first time) and when either drops. */
 function watchConnections(redis: RedisConnections, report: (upSince: number | undefined) => void) {

@@ -1,12 +1,20 @@
-import { asc, inArray, isNull, lt, sql } from 'drizzle-orm'
+import { and, asc, inArray, isNull, lt, sql } from 'drizzle-orm'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Database, Executor } from '../db/client.js'
 import { outbox } from '../db/schema.js'
 import type { EventBus, Topic } from './events.js'
 
 const BATCH = 100
-/** Picks up what an outage or a dead instance left; flushes after commits do the rest. */
+/** Picks up what an outage or a dead instance left; the publish after a commit does the rest. */
 const POLL_MS = 1000
+/**
+ * The relay leaves an event this young to the instance that committed it, which
+ * publishes it at once and marks it a moment later; older and still unmarked, it was
+ * lost to a crash or an outage.
+ */
+const STRAGGLER_AGE = sql`interval '2 seconds'`
+/** Events published after their commit are marked in batches, this often. */
+const MARK_EVERY_MS = 100
 /** Another instance is relaying: try again shortly, its batch may have missed ours. */
 const BUSY_RETRY_MS = 5
 const BUSY_RETRIES = 20
@@ -17,13 +25,20 @@ const BUSY_RETRIES = 20
  * this long.
  */
 const AFTER_OUTAGE_MS = 2500
-/** A caller waits for its event to go out at most this long; it goes out later anyway. */
-const FLUSH_WAIT_MS = 1000
+/** A caller waits for its events to go out at most this long; they go out later anyway. */
+const PUBLISH_WAIT_MS = 1000
 const STOP_WAIT_MS = 3000
 const RETENTION = sql`interval '1 hour'`
 const PRUNE_EVERY_MS = 60_000
 // Any constant shared by every instance (the migration lock is 72_817_311).
 const RELAY_LOCK = 72_817_312
+
+/** An event written in a transaction, to publish once that has committed. */
+export interface PendingEvent {
+  id: number
+  topic: string
+  payload: unknown
+}
 
 interface OutboxDependencies {
   db: Database
@@ -33,10 +48,10 @@ interface OutboxDependencies {
 
 /**
  * The transactional outbox. A service records its events in the transaction of the
- * change they report, then flushes after the commit: a rolled-back change publishes
- * nothing, and an event is never lost between commit and publish. The relay publishes
- * committed events in id order, one instance at a time, at least once (subscribers drop
- * repeats by event id), and keeps trying while the bus is away.
+ * change they report, and publishes them after the commit: a rolled-back change
+ * publishes nothing, and an event is never lost between commit and publish, as the
+ * relay publishes what a crash or an outage left. At least once (subscribers drop
+ * repeats by event id); one instance relays at a time.
  */
 export function createOutbox({ db, events, log }: OutboxDependencies) {
   let poller: NodeJS.Timeout | undefined
@@ -44,6 +59,7 @@ export function createOutbox({ db, events, log }: OutboxDependencies) {
   let last: Promise<void> = Promise.resolve()
   let failing = false
   let prunedAt = Date.now()
+  const marks = publishedMarks(db, log)
 
   /** One batch: the number published, or 'busy' when another instance holds the relay. */
   function relayBatch(): Promise<number | 'busy'> {
@@ -55,19 +71,21 @@ export function createOutbox({ db, events, log }: OutboxDependencies) {
       const rows = await tx
         .select()
         .from(outbox)
-        .where(isNull(outbox.publishedAt))
+        .where(and(isNull(outbox.publishedAt), lt(outbox.createdAt, sql`now() - ${STRAGGLER_AGE}`)))
         .orderBy(asc(outbox.id))
         .limit(BATCH)
-      if (rows.length === 0) return 0
-      await Promise.all(rows.map((row) => events.deliver(row.topic, row.payload, row.id)))
-      const ids = rows.map((row) => row.id)
-      await tx.update(outbox).set({ publishedAt: sql`now()` }).where(inArray(outbox.id, ids))
+      const unmarked = rows.filter((row) => !marks.pending(row.id))
+      await Promise.all(unmarked.map((row) => events.deliver(row.topic, row.payload, row.id)))
+      if (rows.length > 0) {
+        const ids = rows.map((row) => row.id)
+        await tx.update(outbox).set({ publishedAt: sql`now()` }).where(inArray(outbox.id, ids))
+      }
       return rows.length
     })
   }
 
   async function drain(): Promise<void> {
-    if ((events.upFor() ?? -1) < AFTER_OUTAGE_MS) return
+    if (!busUp()) return
     try {
       let busy = 0
       for (;;) {
@@ -84,6 +102,8 @@ export function createOutbox({ db, events, log }: OutboxDependencies) {
       failing = true
     }
   }
+
+  const busUp = () => (events.upFor() ?? -1) >= AFTER_OUTAGE_MS
 
   async function pruneNowAndThen() {
     if (Date.now() - prunedAt < PRUNE_EVERY_MS) return
@@ -103,25 +123,87 @@ export function createOutbox({ db, events, log }: OutboxDependencies) {
     return queued
   }
 
+  /** Publishes committed events now; one the bus refuses is left to the relay. */
+  async function publishNow(pending: readonly PendingEvent[]): Promise<void> {
+    if (!busUp()) return
+    for (const event of pending) {
+      try {
+        await events.deliver(event.topic, event.payload, event.id)
+        marks.add(event.id)
+      } catch {
+        return
+      }
+    }
+  }
+
   return {
-    /** Records an event in the caller's transaction: it is published once that commits. */
-    async enqueue<Event>(executor: Executor, topic: Topic<Event>, payload: Event): Promise<void> {
-      await executor.insert(outbox).values({ topic, payload })
+    /** Records an event in the caller's transaction; publish it once that commits. */
+    async enqueue<Event>(executor: Executor, topic: Topic<Event>, payload: Event) {
+      const [row] = await executor
+        .insert(outbox)
+        .values({ topic, payload })
+        .returning({ id: outbox.id })
+      if (!row) throw new Error('INSERT … RETURNING gave no row')
+      return { id: row.id, topic, payload } satisfies PendingEvent
     },
 
-    /** Publishes what is waiting, after a commit; resolves when done, failed or after a second. */
-    flush: () => settledWithin(relaySoon(), FLUSH_WAIT_MS),
+    /** Publishes events after their commit, in order; resolves when done, failed or after a second. */
+    publish: (pending: readonly PendingEvent[]) =>
+      settledWithin(publishNow(pending), PUBLISH_WAIT_MS),
 
     async start() {
       poller = setInterval(relaySoon, POLL_MS)
       poller.unref()
+      marks.start()
       await relaySoon()
     },
 
-    /** Stops polling and publishes what is left, as far as the bus allows. */
+    /** Stops polling, marks what went out, and publishes what is left, as far as the bus allows. */
     async stop() {
       clearInterval(poller)
+      await marks.stop()
       await settledWithin(relaySoon(), STOP_WAIT_MS)
+    },
+  }
+}
+
+/**
+ * The ids published after their commit, marked published in one statement per batch
+ * rather than one per event. Should marking fail, the relay publishes them again later,
+ * which subscribers take as the repeats they are.
+ */
+function publishedMarks(db: Database, log: FastifyBaseLogger) {
+  let waiting = new Set<number>()
+  let marking = new Set<number>()
+  let timer: NodeJS.Timeout | undefined
+
+  async function markWaiting() {
+    if (waiting.size === 0) return
+    marking = waiting
+    waiting = new Set()
+    try {
+      await db
+        .update(outbox)
+        .set({ publishedAt: sql`now()` })
+        .where(inArray(outbox.id, [...marking]))
+    } catch (error) {
+      log.warn({ err: error }, 'published events could not be marked; the relay will repeat them')
+    } finally {
+      marking = new Set()
+    }
+  }
+
+  return {
+    add: (id: number) => waiting.add(id),
+    /** Published here and not marked yet: not the relay's to publish. */
+    pending: (id: number) => waiting.has(id) || marking.has(id),
+    start() {
+      timer = setInterval(markWaiting, MARK_EVERY_MS)
+      timer.unref()
+    },
+    async stop() {
+      clearInterval(timer)
+      await markWaiting()
     },
   }
 }

@@ -34,7 +34,7 @@ export interface Accounts {
 interface Dependencies {
   db: Database
   messages: MessagesRepository
-  outbox: Pick<Outbox, 'enqueue' | 'flush'>
+  outbox: Pick<Outbox, 'enqueue' | 'publish'>
   accounts: Accounts
 }
 
@@ -49,8 +49,8 @@ export function createMessagesService({ db, messages, outbox, accounts }: Depend
 
   return {
     /**
-     * Stores the message with its messageAdded event, publishes it once committed, then
-     * answers it. While the bus is away the message is stored and answered all the same;
+     * Stores the message with its messageAdded event, publishes that once committed,
+     * then answers it. While the bus is away the message is stored and answered all the same;
      * its event goes out when the bus is back.
      */
     async send(input: SendMessage, principal: Principal | null): Promise<MessageRow> {
@@ -60,14 +60,16 @@ export function createMessagesService({ db, messages, outbox, accounts }: Depend
         chatId: textProblem(input.chatId, LIMITS.chatId),
       })
       const author = await authorOf(input.author, principal)
-      const message = await db.transaction(async (tx) => {
+      const { row, pending } = await db.transaction(async (tx) => {
         const row = await messages.insert({ ...input, author }, tx)
         const event = { messageAdded: toMessageEvent(row) }
-        await outbox.enqueue(tx, chatTopics.messageAdded(row.chatId), event)
-        return row
+        return {
+          row,
+          pending: await outbox.enqueue(tx, chatTopics.messageAdded(row.chatId), event),
+        }
       })
-      await outbox.flush()
-      return message
+      await outbox.publish([pending])
+      return row
     },
 
     /** Refuses to follow a chat no message can be in; any other chat, or every one, may be. */
