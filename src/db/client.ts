@@ -7,6 +7,11 @@ export type Transaction = Parameters<Parameters<Database['transaction']>[0]>[0]
 /** What repository methods run on: the database, or a transaction a service opened. */
 export type Executor = Database | Transaction
 
+/** The rows of `db.execute`: postgres.js answers them as an array, PGlite in `rows`. */
+export function rowsOf<Row>(result: unknown): Row[] {
+  return (Array.isArray(result) ? result : (result as { rows: Row[] }).rows) as Row[]
+}
+
 export interface DatabaseHandle {
   readonly kind: 'pglite' | 'postgres'
   readonly db: Database

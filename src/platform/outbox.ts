@@ -34,10 +34,10 @@ const PRUNE_EVERY_MS = 60_000
 const RELAY_LOCK = 72_817_312
 
 /** An event written in a transaction, to publish once that has committed. */
-export interface PendingEvent {
+export interface PendingEvent<Event = unknown> {
   id: number
-  topic: string
-  payload: unknown
+  topic: Topic<Event>
+  payload: Event
 }
 
 interface OutboxDependencies {
@@ -144,7 +144,7 @@ export function createOutbox({ db, events, log }: OutboxDependencies) {
         .values({ topic, payload })
         .returning({ id: outbox.id })
       if (!row) throw new Error('INSERT … RETURNING gave no row')
-      return { id: row.id, topic, payload } satisfies PendingEvent
+      return { id: row.id, topic, payload } satisfies PendingEvent<Event>
     },
 
     /** Publishes events after their commit, in order; resolves when done, failed or after a second. */

@@ -9,7 +9,6 @@ export function createChatModule(
   { accounts }: { accounts: Accounts },
 ) {
   const messages = createMessagesService({
-    db: database.db,
     messages: createMessagesRepository(database.db),
     outbox,
     accounts,

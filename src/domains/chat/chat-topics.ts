@@ -18,11 +18,6 @@ export interface MessageAddedEvent {
   messageAdded: MessageEvent
 }
 
-export const toMessageEvent = (row: MessageRow): MessageEvent => ({
-  ...row,
-  createdAt: row.createdAt.toISOString(),
-})
-
 export const fromMessageEvent = (event: MessageEvent): MessageRow => ({
   ...event,
   createdAt: new Date(event.createdAt),

@@ -1,10 +1,9 @@
-import type { Database } from '../../db/client.js'
 import type { MessageRow } from '../../db/schema.js'
 import type { Principal } from '../../platform/access-tokens.js'
 import { assertValidFields, unauthenticated } from '../../platform/errors.js'
 import { isStorableText, readableTextProblem } from '../../platform/input-rules.js'
 import type { Outbox } from '../../platform/outbox.js'
-import { chatTopics, toMessageEvent } from './chat-topics.js'
+import { chatTopics, fromMessageEvent } from './chat-topics.js'
 import type { MessagesRepository } from './messages-repository.js'
 
 export const LIMITS = {
@@ -32,13 +31,12 @@ export interface Accounts {
 }
 
 interface Dependencies {
-  db: Database
   messages: MessagesRepository
-  outbox: Pick<Outbox, 'enqueue' | 'publish'>
+  outbox: Pick<Outbox, 'publish'>
   accounts: Accounts
 }
 
-export function createMessagesService({ db, messages, outbox, accounts }: Dependencies) {
+export function createMessagesService({ messages, outbox, accounts }: Dependencies) {
   /** A signed-in caller writes as its account; an anonymous one names its author. */
   async function authorOf(given: string, principal: Principal | null): Promise<string> {
     if (!principal) return given
@@ -49,8 +47,8 @@ export function createMessagesService({ db, messages, outbox, accounts }: Depend
 
   return {
     /**
-     * Stores the message with its messageAdded event, publishes that once committed,
-     * then answers it. While the bus is away the message is stored and answered all the same;
+     * Stores the message with its messageAdded event, publishes that once stored, then
+     * answers it. While the bus is away the message is stored and answered all the same;
      * its event goes out when the bus is back.
      */
     async send(input: SendMessage, principal: Principal | null): Promise<MessageRow> {
@@ -60,16 +58,10 @@ export function createMessagesService({ db, messages, outbox, accounts }: Depend
         chatId: textProblem(input.chatId, LIMITS.chatId),
       })
       const author = await authorOf(input.author, principal)
-      const { row, pending } = await db.transaction(async (tx) => {
-        const row = await messages.insert({ ...input, author }, tx)
-        const event = { messageAdded: toMessageEvent(row) }
-        return {
-          row,
-          pending: await outbox.enqueue(tx, chatTopics.messageAdded(row.chatId), event),
-        }
-      })
+      const topic = chatTopics.messageAdded(input.chatId)
+      const pending = await messages.insertWithEvent({ ...input, author }, topic)
       await outbox.publish([pending])
-      return row
+      return fromMessageEvent(pending.payload.messageAdded)
     },
 
     /** Refuses to follow a chat no message can be in; any other chat, or every one, may be. */
