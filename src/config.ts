@@ -113,7 +113,7 @@ export interface Config {
     /** Milliseconds an idle connection is kept open for the client's next request. */
     keepAliveTimeoutMs: number
   }
-  /** Open GraphQL WebSockets per caller and instance; undefined when WS_SOCKETS_PER_CALLER is 0. */
+  /** Open GraphQL WebSockets per caller and instance; undefined when it or RATE_LIMIT_MAX is 0. */
   socketsPerCaller: number | undefined
   auth: {
     jwtSecret: string
@@ -174,7 +174,9 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       connectionTimeoutMs: values.CONNECTION_TIMEOUT,
       keepAliveTimeoutMs: values.KEEP_ALIVE_TIMEOUT,
     },
-    socketsPerCaller: values.WS_SOCKETS_PER_CALLER || undefined,
+    // A per-caller budget like the rate limit's, and off with it (a load test from one address).
+    socketsPerCaller:
+      values.RATE_LIMIT_MAX === 0 ? undefined : values.WS_SOCKETS_PER_CALLER || undefined,
     auth: {
       jwtSecret: values.JWT_SECRET ?? randomBytes(48).toString('base64url'),
       accessTokenTtlSeconds: values.ACCESS_TOKEN_TTL,

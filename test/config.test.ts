@@ -118,6 +118,11 @@ describe('configuration', () => {
     expect(loadConfig({ WS_SOCKETS_PER_CALLER: '0' }).socketsPerCaller).toBeUndefined()
   })
 
+  it('lifts the cap on WebSockets per caller with the rate limit, RATE_LIMIT_MAX=0', () => {
+    expect(loadConfig({ RATE_LIMIT_MAX: '0' }).socketsPerCaller).toBeUndefined()
+    expect(loadConfig({ RATE_LIMIT_MAX: '1' }).socketsPerCaller).toBe(50)
+  })
+
   it.each([
     [{ PORT: 'eighty' }, 'PORT'],
     [{ RATE_LIMIT_MAX: '-1' }, 'RATE_LIMIT_MAX'],
