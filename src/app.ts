@@ -10,6 +10,7 @@ import { graphqlPlugin } from './graphql/plugin.js'
 import { openapiRoutesPlugin, specificationPath } from './http/openapi-routes.js'
 import { createSecurityHandlers } from './http/security.js'
 import { createAccessTokens } from './platform/access-tokens.js'
+import { clientErrorHandler } from './platform/client-errors.js'
 import { credentialLimits } from './platform/credential-limits.js'
 import {
   answerFrameworkError,
@@ -58,6 +59,7 @@ export async function buildApp(deps: AppDependencies, config: Config) {
     keepAliveTimeout: config.server.keepAliveTimeoutMs,
     http: { connectionsCheckingInterval: config.server.timeoutCheckIntervalMs },
     frameworkErrors: answerFrameworkError,
+    clientErrorHandler,
     schemaErrorFormatter,
   })
   app.setValidatorCompiler(createValidatorCompiler())

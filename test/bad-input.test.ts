@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http'
+import { connect } from 'node:net'
 import { count, eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { messages, products, users } from '../src/db/schema.js'
@@ -198,6 +200,27 @@ describe.each(backends)('bad input on $name', (backend) => {
       expect(response.headers.get('x-request-id')).toBeTruthy()
     })
 
+    it.each([
+      [
+        'headers over the size limit',
+        431,
+        `GET /products HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+      ],
+      ['a request line that is not HTTP', 400, 'GET /products HTTP/9\r\n\r\n'],
+      ['a header without a colon', 400, 'GET /products HTTP/1.1\r\nHost x\r\n\r\n'],
+    ])(
+      'answers %s, which Node refuses before routing, with %i in the envelope',
+      async (_, status, request) => {
+        const answer = await rawHttp(server.baseUrl, request)
+        const [head = '', body = ''] = answer.split('\r\n\r\n')
+        expect(head.split('\r\n')[0]).toBe(`HTTP/1.1 ${status} ${STATUS_CODES[status]}`)
+        expect(head).toMatch(/content-type: application\/json/i)
+        expect(JSON.parse(body)).toEqual({
+          error: { code: 'BAD_REQUEST', message: expect.any(String) },
+        })
+      },
+    )
+
     it('holds If-None-Match to its 1024 characters, as openapi.yaml has it', async () => {
       const tag = (length: number) => ({ 'if-none-match': `"${'x'.repeat(length - 2)}"` })
       const refused = await server.api.get(`/products/${productId}`, { headers: tag(1025) })
@@ -301,3 +324,15 @@ describe.each(backends)('bad input on $name', (backend) => {
     })
   })
 })
+
+/** Sends bytes as they are, no client in between, and reads until the server closes. */
+function rawHttp(baseUrl: string, request: string): Promise<string> {
+  const { hostname, port } = new URL(baseUrl)
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    const socket = connect(Number(port), hostname, () => socket.write(request))
+    socket.on('data', (chunk) => chunks.push(chunk))
+    socket.on('error', reject)
+    socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')))
+  })
+}
