@@ -27,7 +27,7 @@ async function credentialLimitsPlugin(app: FastifyInstance, options: CredentialL
       keyGenerator: (request) => `credentials:${name}:${request.routeOptions.url}:${key(request)}`,
     })
   const byAddress = limiter('address', (request) => request.ip)
-  const byAccount = limiter('account', (request) => accountOf(request) ?? request.ip)
+  const byAccount = limiter('account', (request) => accountOf(request) as string)
 
   app.addHook('onRoute', (route) => {
     if (![route.method].flat().some((method) => GUARDED.has(`${method} ${route.url}`))) return
@@ -35,7 +35,8 @@ async function credentialLimitsPlugin(app: FastifyInstance, options: CredentialL
     // preHandler hooks of these routes are moved before parsing (openapi-routes.ts).
     const guard = async (request: FastifyRequest, reply: FastifyReply) => {
       await refuseWhenExceeded(byAddress, request, reply)
-      await refuseWhenExceeded(byAccount, request, reply)
+      // No account named (a body the schema will refuse): the address budget is the one.
+      if (accountOf(request) !== undefined) await refuseWhenExceeded(byAccount, request, reply)
     }
     route.preValidation = [guard, route.preValidation ?? []].flat() as never
   })
