@@ -16,6 +16,16 @@ export interface paths {
          * @description Products ordered by `createdAt` descending (ties broken by `id` descending),
          *     filtered by every given parameter. A page past the last one is an empty page
          *     with correct figures.
+         *
+         *     Two ways to page, which may be mixed along a walk but not in one request:
+         *     by number (`page`), or by cursor (`cursor`, the previous page's
+         *     `pagination.nextCursor`, sent with the same filters). A numbered page reads and
+         *     skips every item before it, so the deeper the page the slower the answer (page
+         *     5000 of 10 passes over 49,990 items first); a cursor page reads only its own
+         *     items, however deep. Past the first few hundred pages, follow `nextCursor`.
+         *     Every page, numbered or not, carries the `nextCursor` of the page after it, and
+         *     a walk by cursor meets every item that stays in the list throughout it exactly
+         *     once, in order, even while others are added or removed.
          */
         get: operations["listProducts"];
         put?: never;
@@ -233,7 +243,10 @@ export interface components {
             pagination: components["schemas"]["Pagination"];
         };
         Pagination: {
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description The page asked for. With `cursor`, the page by number on which this page's first item would fall, from the items the walk has passed: exact while the list does not change during the walk, an estimate when it does.
+             */
             page: number;
             /** Format: int32 */
             limit: number;
@@ -247,10 +260,12 @@ export interface components {
              * @description ceil(total / limit).
              */
             pages: number;
-            /** @description page * limit < total. */
+            /** @description An item follows this page: page * limit < total when paging by number; with `cursor`, read from the list itself, so exact even while it changes. */
             hasNext: boolean;
-            /** @description page > 1. */
+            /** @description page > 1; with `cursor`, whether the walk has passed any item. */
             hasPrev: boolean;
+            /** @description The `cursor` of the next page, on every page that has one (numbered or not), for the same filters; null when no item follows (`hasNext` false). */
+            nextCursor: string | null;
         };
         User: {
             /** Format: int32 */
@@ -498,8 +513,10 @@ export interface components {
         IfNoneMatch: string;
         /** @description Product id. */
         ProductId: number;
-        /** @description Page number, from 1. */
+        /** @description Page number, from 1; not together with `cursor` (400). The items before the page are read and skipped, so a deep page is slow where `cursor` is not. */
         Page: number;
+        /** @description Start the page right after the last item of the previous one: send that page's `pagination.nextCursor` as it came, with the same `category`, `minPrice`, `maxPrice` and `search` (`limit` may change); not together with `page` (400). Opaque: it names the previous page's last item and how many items the walk has passed, and it is checked, not secret. One altered, not given by this service, or given for other filters is refused (400 `VALIDATION_ERROR` naming `cursor`). */
+        Cursor: string;
         /** @description Items per page. */
         Limit: number;
         /** @description Exact, case-sensitive category match. */
@@ -533,8 +550,10 @@ export interface operations {
     listProducts: {
         parameters: {
             query?: {
-                /** @description Page number, from 1. */
+                /** @description Page number, from 1; not together with `cursor` (400). The items before the page are read and skipped, so a deep page is slow where `cursor` is not. */
                 page?: components["parameters"]["Page"];
+                /** @description Start the page right after the last item of the previous one: send that page's `pagination.nextCursor` as it came, with the same `category`, `minPrice`, `maxPrice` and `search` (`limit` may change); not together with `page` (400). Opaque: it names the previous page's last item and how many items the walk has passed, and it is checked, not secret. One altered, not given by this service, or given for other filters is refused (400 `VALIDATION_ERROR` naming `cursor`). */
+                cursor?: components["parameters"]["Cursor"];
                 /** @description Items per page. */
                 limit?: components["parameters"]["Limit"];
                 /** @description Exact, case-sensitive category match. */

@@ -45,6 +45,7 @@ describe.each(backends)('product list on $name', (backend) => {
       pages: 3,
       hasNext: true,
       hasPrev: false,
+      nextCursor: expect.any(String),
     })
   })
 
@@ -79,6 +80,7 @@ describe.each(backends)('product list on $name', (backend) => {
       pages: 5,
       hasNext: false,
       hasPrev: true,
+      nextCursor: null,
     })
   })
 

@@ -46,3 +46,12 @@ export function defaulted<T>(value: T | undefined, name: string): T {
   if (value === undefined) throw new Error(`The spec gives ${name} no default`)
   return value
 }
+
+/**
+ * Whether the client sent a query parameter itself: ajv fills in defaults, so only the
+ * URL tells (for parameters that exclude each other, which OpenAPI cannot state).
+ */
+export function sentInQuery(request: FastifyRequest, name: string): boolean {
+  const start = request.url.indexOf('?')
+  return start >= 0 && new URLSearchParams(request.url.slice(start + 1)).has(name)
+}

@@ -1,6 +1,6 @@
 import type { components } from '../../../generated/openapi.js'
 import type { ProductRow } from '../../db/schema.js'
-import { defaulted, type ServiceHandlers } from '../../http/operations.js'
+import { defaulted, type ServiceHandlers, sentInQuery } from '../../http/operations.js'
 import type { ProductsService } from './products-service.js'
 
 type Product = components['schemas']['Product']
@@ -8,10 +8,12 @@ type Product = components['schemas']['Product']
 export function createProductHandlers(products: ProductsService) {
   return {
     async listProducts(request) {
-      const { page, limit, ...filters } = request.query
+      const { page, limit, cursor, ...filters } = request.query
       const result = await products.list(filters, {
         page: defaulted(page, 'page'),
         limit: defaulted(limit, 'limit'),
+        cursor,
+        pageGiven: sentInQuery(request, 'page'),
       })
       return { data: result.items.map(toProduct), pagination: result.pagination }
     },

@@ -1,4 +1,16 @@
-import { and, count, desc, eq, gte, ilike, isNull, lte, type SQL, sql } from 'drizzle-orm'
+import {
+  and,
+  count,
+  desc,
+  eq,
+  getTableColumns,
+  gte,
+  ilike,
+  isNull,
+  lte,
+  type SQL,
+  sql,
+} from 'drizzle-orm'
 import type { Database, Executor } from '../../db/client.js'
 import { type ProductRow, productCounts, products } from '../../db/schema.js'
 
@@ -9,10 +21,19 @@ export interface ProductFilters {
   search?: string | undefined
 }
 
-export interface PageRequest {
-  page: number
-  limit: number
+/**
+ * A row's place in the list order. `createdAt` is the stored instant as Postgres prints
+ * it, in UTC to the microsecond (ISO 8601), not a Date: a Date holds milliseconds, which
+ * the column keeps today, and a key that rounded would skip or repeat rows were it ever
+ * to keep more.
+ */
+export interface SortKey {
+  createdAt: string
+  id: number
 }
+
+/** A page by number (OFFSET), or the page right after a row (keyset: reads only the page). */
+export type PageRequest = { limit: number } & ({ page: number } | { after: SortKey })
 
 /** `stock` left out takes the column's default, 0. */
 export type NewProduct = Pick<typeof products.$inferInsert, 'name' | 'price' | 'category' | 'stock'>
@@ -23,12 +44,20 @@ const live = isNull(products.deletedAt)
 export function createProductsRepository(db: Database) {
   const statements = prepareStatements(db)
   return {
-    /** One page and the filtered total, in one round trip. */
+    /**
+     * One page and the filtered total, in one round trip; whether an item follows, and
+     * the sort key of the page's last row, to start the next page after.
+     */
     async listPage(filters: ProductFilters, request: PageRequest, executor: Executor = db) {
       const rows = await listPageQuery(filters, request, executor)
+      const found = rows.flatMap((row) => (row.page_rows ? [row.page_rows] : []))
+      const items = found.slice(0, request.limit)
+      const last = items.at(-1)
       return {
         total: rows[0]?.total.count ?? 0,
-        items: rows.flatMap((row) => (row.page_rows ? [row.page_rows] : [])),
+        items,
+        hasNext: found.length > request.limit,
+        lastKey: last && { createdAt: last.sortKey, id: last.id },
       }
     },
 
@@ -97,16 +126,20 @@ function prepareStatements(db: Database) {
   }
 }
 
-function listPageQuery(filters: ProductFilters, { page, limit }: PageRequest, executor: Executor) {
+// to_char, not ::text: the text of a timestamptz follows the session's DateStyle and TimeZone.
+const sortKeyInstant = sql<string>`to_char(${products.createdAt} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
+
+function listPageQuery(filters: ProductFilters, request: PageRequest, executor: Executor) {
   const where = and(live, ...filterConditions(filters))
   const total = executor.$with('total').as(totalQuery(filters, where, executor))
   const pageRows = executor
-    .select()
+    .select({ ...getTableColumns(products), sortKey: sortKeyInstant.as('sort_key') })
     .from(products)
-    .where(where)
+    .where('after' in request ? and(where, after(request.after)) : where)
     .orderBy(desc(products.createdAt), desc(products.id))
-    .limit(limit)
-    .offset((page - 1) * limit)
+    // One row more than the page: whether another page follows, without counting.
+    .limit(request.limit + 1)
+    .offset('page' in request ? (request.page - 1) * request.limit : 0)
     .as('page_rows')
   // The total's single row joins the page, so a page past the last still brings it;
   // the outer order keeps the page's (a join may not).
@@ -116,6 +149,15 @@ function listPageQuery(filters: ProductFilters, { page, limit }: PageRequest, ex
     .from(pageRows)
     .rightJoin(total, sql`true`)
     .orderBy(desc(pageRows.createdAt), desc(pageRows.id))
+}
+
+/**
+ * The rows after `key` in the list order, which descends. As a row comparison it is a
+ * range of the order indexes ((category,) created_at desc, id desc): the scan starts at
+ * the key instead of reading and skipping the rows before it.
+ */
+function after({ createdAt, id }: SortKey): SQL {
+  return sql`(${products.createdAt}, ${products.id}) < (${createdAt}::timestamptz, ${id}::int)`
 }
 
 /**

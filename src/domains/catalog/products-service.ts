@@ -1,13 +1,22 @@
 import type { ProductRow } from '../../db/schema.js'
 import { assertValidFields, gone, notFound, unprocessable } from '../../platform/errors.js'
 import { readableTextProblem } from '../../platform/input-rules.js'
+import { decodeCursor, encodeCursor } from './products-cursor.js'
 import type {
   NewProduct,
-  PageRequest,
   ProductChanges,
   ProductFilters,
   ProductsRepository,
 } from './products-repository.js'
+
+/** A page by number, or, with a cursor from a previous page, the page after that one. */
+export interface ListRequest {
+  page: number
+  limit: number
+  cursor?: string | undefined
+  /** Whether the client named the page, which it may not beside a cursor. */
+  pageGiven: boolean
+}
 
 export interface ProductPage {
   items: ProductRow[]
@@ -18,6 +27,7 @@ export interface ProductPage {
     pages: number
     hasNext: boolean
     hasPrev: boolean
+    nextCursor: string | null
   }
 }
 
@@ -34,6 +44,48 @@ function assertValidProduct({ name, category, price }: ProductChanges): void {
   })
 }
 
+/**
+ * Holds a list request to the rules its schema cannot state; the position its cursor
+ * names, when it has one.
+ */
+function assertValidList(filters: ProductFilters, { cursor, pageGiven }: ListRequest) {
+  const { minPrice, maxPrice, search } = filters
+  const decoded = cursor === undefined ? undefined : decodeCursor(cursor, filters)
+  assertValidFields({
+    // Without a letter or digit there is no trigram to find it by: a scan of the table.
+    search:
+      search === undefined || /[\p{L}\p{N}]/u.test(search)
+        ? undefined
+        : 'must contain a letter or a digit',
+    cursor: decoded?.problem,
+    page:
+      decoded && pageGiven ? 'must not be sent with cursor, which says where to start' : undefined,
+  })
+  if (minPrice !== undefined && maxPrice !== undefined && minPrice > maxPrice) {
+    throw unprocessable('minPrice must not be greater than maxPrice')
+  }
+  return decoded?.after ? decoded : undefined
+}
+
+/** The figures of a page that `passed` items of the list come before. */
+function paginationOf(
+  { items, total, hasNext, lastKey }: Awaited<ReturnType<ProductsRepository['listPage']>>,
+  { limit, passed }: { limit: number; passed: number },
+  filters: ProductFilters,
+): ProductPage['pagination'] {
+  const next = hasNext && lastKey ? { after: lastKey, passed: passed + items.length } : undefined
+  return {
+    // By cursor, the page by number its first item would be on, had nothing changed.
+    page: Math.floor(passed / limit) + 1,
+    limit,
+    total,
+    pages: Math.ceil(total / limit),
+    hasNext,
+    hasPrev: passed > 0,
+    nextCursor: next ? encodeCursor(next, filters) : null,
+  }
+}
+
 export function createProductsService({ products }: { products: ProductsRepository }) {
   /** Tells a product that never existed (404) from one that was deleted (410). */
   async function missing(id: number): Promise<never> {
@@ -42,31 +94,15 @@ export function createProductsService({ products }: { products: ProductsReposito
   }
 
   return {
-    async list(filters: ProductFilters, request: PageRequest): Promise<ProductPage> {
-      const { minPrice, maxPrice, search } = filters
-      assertValidFields({
-        // Without a letter or digit there is no trigram to find it by: a scan of the table.
-        search:
-          search === undefined || /[\p{L}\p{N}]/u.test(search)
-            ? undefined
-            : 'must contain a letter or a digit',
-      })
-      if (minPrice !== undefined && maxPrice !== undefined && minPrice > maxPrice) {
-        throw unprocessable('minPrice must not be greater than maxPrice')
-      }
-      const { items, total } = await products.listPage(filters, request)
+    async list(filters: ProductFilters, request: ListRequest): Promise<ProductPage> {
+      const position = assertValidList(filters, request)
       const { page, limit } = request
-      return {
-        items,
-        pagination: {
-          page,
-          limit,
-          total,
-          pages: Math.ceil(total / limit),
-          hasNext: page * limit < total,
-          hasPrev: page > 1,
-        },
-      }
+      const found = await products.listPage(
+        filters,
+        position ? { after: position.after, limit } : { page, limit },
+      )
+      const passed = position?.passed ?? (page - 1) * limit
+      return { items: found.items, pagination: paginationOf(found, { limit, passed }, filters) }
     },
 
     async get(id: number): Promise<ProductRow> {

@@ -6,7 +6,7 @@ import type { JsonSchema } from '../schema-arbitrary.js'
  * value the schema accepts may still be refused, but only for one of these: the fuzz
  * suites read them here, so a rule the specs do not state is a rule the suites report.
  */
-export type DocumentedRule = 'storable' | 'notBlank' | 'cent' | 'letterOrDigit'
+export type DocumentedRule = 'storable' | 'notBlank' | 'cent' | 'letterOrDigit' | 'issuedCursor'
 
 // Half a surrogate pair: no character at all. Without the `u` flag, classes match units.
 const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
@@ -23,7 +23,11 @@ const PHRASES: [DocumentedRule, RegExp][] = [
   ['notBlank', /not only whitespace/i],
   ['cent', /at least 0\.01 once rounded to the cent/i],
   ['letterOrDigit', /must contain a letter or a digit/i],
+  ['issuedCursor', /`pagination\.nextCursor` as it came/i],
 ]
+
+/** A parameter that may not come with another: "not together with `cursor`". */
+const EXCLUDES = /not together with `(\w+)`/i
 
 /** The rules a description states, beyond the universal one (storable text). */
 export function rulesOf(description: string | undefined | null): DocumentedRule[] {
@@ -42,6 +46,8 @@ export function brokenRules(
     if (rules.includes('notBlank') && value.trim() === '') broken.push('notBlank')
     if (rules.includes('letterOrDigit') && !/[\p{L}\p{N}]/u.test(value))
       broken.push('letterOrDigit')
+    // The suites hold no cursor the service gave: any they make up is one it refuses.
+    if (rules.includes('issuedCursor')) broken.push('issuedCursor')
     return broken
   }
   if (typeof value === 'number' && rulesOf(description).includes('cent')) {
@@ -58,8 +64,17 @@ export function fieldsBreakingRules(
   schemas: Record<string, JsonSchema>,
   values: Record<string, unknown> | undefined,
 ): string[] {
-  return Object.entries(values ?? {})
-    .filter(([name, value]) => brokenRules(schemas[name]?.description, value).length > 0)
+  const given = values ?? {}
+  const excluded = (description: string | undefined) => {
+    const other = description?.match(EXCLUDES)?.[1]
+    return other !== undefined && given[other] !== undefined
+  }
+  return Object.entries(given)
+    .filter(
+      ([name, value]) =>
+        brokenRules(schemas[name]?.description, value).length > 0 ||
+        excluded(schemas[name]?.description),
+    )
     .map(([name]) => name)
 }
 
