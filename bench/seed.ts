@@ -28,7 +28,7 @@ export async function seedProducts(db: Database, count: number): Promise<void> {
     insert into products (name, price, category, stock, created_at)
     select
       'Product ' || (array['oak', 'pine', 'steel', 'glass', 'linen'])[1 + i % 5] || ' ' || md5(i::text),
-      round((1 + (i * 7919 % 100000) / 100.0)::numeric, 2),
+      round((1 + (i::bigint * 7919 % 100000) / 100.0)::numeric, 2),
       'category-' || (i % 50),
       i % 100,
       timestamptz '2026-01-01' + make_interval(secs => i)
