@@ -51,14 +51,14 @@ app.log.info(
 )
 
 /**
- * JSON lines for collectors, written in batches of 4 KiB or more rather than a write per
- * line (pino flushes what is left when the process exits); for a person, pino-pretty in
+ * JSON lines for collectors, written asynchronously (pino flushes what is left when the
+ * process exits; a minimum batch would hold back the lines operators wait for); for a person, pino-pretty in
  * this thread (not a transport's worker) and synchronous: development wants every line,
  * a crash's last one included, more than throughput.
  */
 function createLogger({ logLevel, logFormat }: Config) {
   if (logFormat === 'json') {
-    return pino({ level: logLevel }, destination({ sync: false, minLength: 4096 }))
+    return pino({ level: logLevel }, destination({ sync: false }))
   }
   const options = { ignore: 'pid,hostname', translateTime: 'SYS:HH:MM:ss.l', sync: true }
   return pino({ level: logLevel }, pretty(options))
