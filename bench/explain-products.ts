@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm'
+import { rowsOf } from '../src/db/client.js'
 import { createProductsRepository } from '../src/domains/catalog/products-repository.js'
 import { openBenchDatabase, seedProducts } from './seed.js'
 
@@ -30,10 +31,7 @@ for (const [name, query] of Object.entries(cases)) {
   // Warm up, then the plan of the sixth run: a cached generic plan would show here.
   for (let run = 0; run < 5; run += 1) await query
   const result = await db.execute(sql`explain (analyze, costs off) ${query}`)
-  const rows = (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as Record<
-    string,
-    string
-  >[]
+  const rows = rowsOf<Record<string, string>>(result)
   console.log(`## ${name}\n${rows.map((row) => Object.values(row)[0]).join('\n')}\n`)
 }
 await database.close()

@@ -3,7 +3,7 @@ import { drizzle } from 'drizzle-orm/postgres-js'
 import postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { seedProducts } from '../bench/seed.js'
-import type { Database } from '../src/db/client.js'
+import { type Database, rowsOf } from '../src/db/client.js'
 import * as schema from '../src/db/schema.js'
 import { products } from '../src/db/schema.js'
 import {
@@ -28,10 +28,7 @@ describe.each(backends)('query plans on 100k products on $name', (backend) => {
 
   const scansOf = async (query: Parameters<typeof sql>[1]) => {
     const result = await testDatabase.database.db.execute(sql`explain (format json) ${query}`)
-    const rows = (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as Record<
-      string,
-      unknown
-    >[]
+    const rows = rowsOf<Record<string, unknown>>(result)
     const plan = Object.values(rows[0] ?? {})[0]
     const [{ Plan }] = (typeof plan === 'string' ? JSON.parse(plan) : plan) as [{ Plan: PlanNode }]
     return flatten(Plan).filter((node) => node['Relation Name'] !== undefined)

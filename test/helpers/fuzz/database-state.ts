@@ -1,10 +1,9 @@
 import { type SQL, sql } from 'drizzle-orm'
-import type { Database } from '../../../src/db/client.js'
+import { type Database, rowsOf } from '../../../src/db/client.js'
 
-/** Rows of a raw statement, whichever driver ran it (PGlite answers `{ rows }`). */
-export async function rowsOf<Row>(db: Database, statement: SQL): Promise<Row[]> {
-  const result = (await db.execute(statement)) as unknown as Row[] | { rows: Row[] }
-  return Array.isArray(result) ? result : result.rows
+/** Rows of a raw statement, whichever driver ran it. */
+export async function rowsOfStatement<Row>(db: Database, statement: SQL): Promise<Row[]> {
+  return rowsOf<Row>(await db.execute(statement))
 }
 
 /**
@@ -14,7 +13,7 @@ export async function rowsOf<Row>(db: Database, statement: SQL): Promise<Row[]> 
  * revokes its session.
  */
 export async function storedState(db: Database): Promise<string> {
-  const [row] = await rowsOf<{ digest: string }>(
+  const [row] = await rowsOfStatement<{ digest: string }>(
     db,
     sql`select concat_ws('|',
       (select md5(coalesce(string_agg(p::text, ',' order by p.id), '')) from products p),
