@@ -356,6 +356,15 @@ export interface components {
             };
             content?: never;
         };
+        /** @description The client's copy, named by `If-None-Match`, is current, and may be kept as long again. */
+        PublicNotModified: {
+            headers: {
+                ETag: components["headers"]["ETag"];
+                "Cache-Control": components["headers"]["Cache-Control-Public"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
         /**
          * @description Malformed request (`BAD_REQUEST`), or a parameter or body field that breaks
          *     its rules (`VALIDATION_ERROR`, with `details`).
@@ -530,6 +539,8 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /** @description `public, max-age=N`: any cache (browser, proxy, CDN) may keep the body for N seconds, as long as the service keeps it in its own cache (`CACHE_TTL_SECONDS`, 5 by default), and revalidate it after that with `If-None-Match`. The service's own cache is invalidated by every write, so a client that must see its own write at once sends `Cache-Control: no-cache` to its cache, or revalidates. With the service's cache off, `public, no-cache`: a copy is revalidated before every use. */
+        "Cache-Control-Public": string;
         /** @description `no-store`: the body holds credentials, which no cache (browser, proxy) may keep. */
         "Cache-Control-No-Store": "no-store";
         /** @description Requests allowed per window (present while rate limiting is on). */
@@ -581,13 +592,14 @@ export interface operations {
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["Cache-Control-Public"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ProductListEnvelope"];
                 };
             };
-            304: components["responses"]["NotModified"];
+            304: components["responses"]["PublicNotModified"];
             400: components["responses"]["BadRequest"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["RateLimited"];
@@ -653,13 +665,14 @@ export interface operations {
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["Cache-Control-Public"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ProductEnvelope"];
                 };
             };
-            304: components["responses"]["NotModified"];
+            304: components["responses"]["PublicNotModified"];
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             410: components["responses"]["Gone"];

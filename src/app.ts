@@ -23,6 +23,7 @@ import { gracefulClose } from './platform/graceful-close.js'
 import { maintenance } from './platform/maintenance.js'
 import { createOutbox } from './platform/outbox.js'
 import { rateLimits } from './platform/rate-limit.js'
+import { createReadCache } from './platform/read-cache.js'
 import type { RedisConnections } from './platform/redis.js'
 import { requestIdFrom, requestIdHeader } from './platform/request-id.js'
 import { RequestLog } from './platform/request-log.js'
@@ -74,6 +75,11 @@ export async function buildApp(deps: AppDependencies, config: Config) {
     events: deps.events,
     outbox,
     redis: deps.redis,
+    readCache: createReadCache({
+      ttlSeconds: config.readCacheTtlSeconds,
+      redis: deps.redis,
+      log: app.log,
+    }),
     config,
     log: app.log,
     accessTokens,

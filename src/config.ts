@@ -38,6 +38,7 @@ const environmentSchema = {
     CONNECTION_TIMEOUT: { type: 'integer', minimum: 0, default: 60_000 },
     KEEP_ALIVE_TIMEOUT: { type: 'integer', minimum: 1, default: 72_000 },
     WS_SOCKETS_PER_CALLER: { type: 'integer', minimum: 0, default: 50 },
+    CACHE_TTL_SECONDS: { type: 'integer', minimum: 0, maximum: 3600, default: 5 },
   },
 } as const
 
@@ -68,6 +69,7 @@ interface Environment {
   CONNECTION_TIMEOUT: number
   KEEP_ALIVE_TIMEOUT: number
   WS_SOCKETS_PER_CALLER: number
+  CACHE_TTL_SECONDS: number
 }
 
 export interface Config {
@@ -115,6 +117,11 @@ export interface Config {
   }
   /** Open GraphQL WebSockets per caller and instance; undefined when it or RATE_LIMIT_MAX is 0. */
   socketsPerCaller: number | undefined
+  /**
+   * Seconds a cached read of the catalog lives, and public reads may be kept by a client
+   * or proxy (Cache-Control); 0 turns the cache off.
+   */
+  readCacheTtlSeconds: number
   auth: {
     jwtSecret: string
     accessTokenTtlSeconds: number
@@ -177,6 +184,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     // A per-caller budget like the rate limit's, and off with it (a load test from one address).
     socketsPerCaller:
       values.RATE_LIMIT_MAX === 0 ? undefined : values.WS_SOCKETS_PER_CALLER || undefined,
+    readCacheTtlSeconds: values.CACHE_TTL_SECONDS,
     auth: {
       jwtSecret: values.JWT_SECRET ?? randomBytes(48).toString('base64url'),
       accessTokenTtlSeconds: values.ACCESS_TOKEN_TTL,

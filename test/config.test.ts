@@ -20,6 +20,7 @@ describe('configuration', () => {
         keepAliveTimeoutMs: 72_000,
       },
       socketsPerCaller: 50,
+      readCacheTtlSeconds: 5,
       auth: { accessTokenTtlSeconds: 900, refreshTokenTtlSeconds: 2_592_000, admin: undefined },
     })
     expect(config.auth.jwtSecret.length).toBeGreaterThanOrEqual(32)
@@ -47,6 +48,7 @@ describe('configuration', () => {
       CONNECTION_TIMEOUT: '0',
       KEEP_ALIVE_TIMEOUT: '650000',
       WS_SOCKETS_PER_CALLER: '500',
+      CACHE_TTL_SECONDS: '0',
     })
     expect(config).toMatchObject({
       port: 8080,
@@ -65,6 +67,7 @@ describe('configuration', () => {
         keepAliveTimeoutMs: 650_000,
       },
       socketsPerCaller: 500,
+      readCacheTtlSeconds: 0,
       auth: {
         jwtSecret: 's'.repeat(32),
         accessTokenTtlSeconds: 60,
@@ -129,6 +132,8 @@ describe('configuration', () => {
     [{ RATE_LIMIT_WINDOW: '0' }, 'RATE_LIMIT_WINDOW'],
     [{ MAINTENANCE_MODE: 'maybe' }, 'MAINTENANCE_MODE'],
     [{ WS_SOCKETS_PER_CALLER: '-1' }, 'WS_SOCKETS_PER_CALLER'],
+    [{ CACHE_TTL_SECONDS: '3601' }, 'CACHE_TTL_SECONDS'],
+    [{ CACHE_TTL_SECONDS: '1.5' }, 'CACHE_TTL_SECONDS'],
     [{ PORT: '70000' }, 'PORT'],
     [{ DATABASE_URL: 'mysql://db' }, 'DATABASE_URL'],
     [{ JWT_SECRET: 'short' }, 'JWT_SECRET'],

@@ -32,10 +32,11 @@ describe.runIf(postgres)('a database outage', () => {
       dataDir: 'unused',
       databaseTimeoutMs: DATABASE_TIMEOUT_MS,
     })
+    // Reads go to the database: a cached read would be served through the outage.
     server = await startServer(
       postgres as NonNullable<typeof postgres>,
-      {},
-      { testDatabase: { database, drop: () => database.close() } },
+      { CACHE_TTL_SECONDS: '0' },
+      { testDatabase: { database, redisKeyPrefix: 'unused:', drop: () => database.close() } },
     )
     token = (await login(server.api, ADMIN)).accessToken
     const created = await server.api.post('/products', { json: product, token })

@@ -7,6 +7,7 @@ import type { OperationId, ServiceHandlers } from '../http/operations.js'
 import type { AccessTokens } from '../platform/access-tokens.js'
 import type { EventBus } from '../platform/events.js'
 import type { Outbox } from '../platform/outbox.js'
+import type { ReadCache } from '../platform/read-cache.js'
 import type { RedisConnections } from '../platform/redis.js'
 
 /** What every domain may be built from: the outside world, made once in buildApp. */
@@ -17,6 +18,8 @@ export interface Infrastructure {
   outbox: Pick<Outbox, 'enqueue' | 'publish'>
   /** Present when REDIS_URL is set: the shared clients, for stores that span instances. */
   redis: RedisConnections | undefined
+  /** Reads shared by the instances (Redis) or kept in this process, invalidated on writes. */
+  readCache: ReadCache
   config: Config
   log: FastifyBaseLogger
   accessTokens: AccessTokens

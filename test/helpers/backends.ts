@@ -7,6 +7,11 @@ export interface TestDatabase {
   database: DatabaseHandle
   /** The URL of the fresh Postgres database, for tests that connect on their own. */
   url?: string
+  /**
+   * The REDIS_KEY_PREFIX of servers over this database: ids repeat from one test database
+   * to the next, and Redis is shared by every suite.
+   */
+  redisKeyPrefix: string
   /** Closes the handle and throws the database away. */
   drop(): Promise<void>
 }
@@ -33,7 +38,11 @@ const pglite: Backend = {
   async open() {
     const database = await openDatabase({ ...defaults, dataDir: 'memory://' })
     await database.migrate()
-    return { database, drop: () => database.close() }
+    return {
+      database,
+      redisKeyPrefix: `test-${randomBytes(6).toString('hex')}:`,
+      drop: () => database.close(),
+    }
   },
 }
 
@@ -51,6 +60,7 @@ function postgresBackend(adminUrl: string): Backend {
       return {
         database,
         url: url.href,
+        redisKeyPrefix: `${name}:`,
         async drop() {
           await database.close()
           await admin.unsafe(`drop database if exists ${name} with (force)`)

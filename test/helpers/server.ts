@@ -49,7 +49,11 @@ export async function startServer(
   options: StartOptions = {},
 ): Promise<TestServer> {
   const testDatabase = options.testDatabase ?? (await backend.open())
-  const config = loadConfig({ ...testEnvironment, ...environment })
+  const config = loadConfig({
+    ...testEnvironment,
+    REDIS_KEY_PREFIX: testDatabase.redisKeyPrefix,
+    ...environment,
+  })
   const logger = options.logger ?? false
   const log = pino({ level: 'silent' })
   const redis = config.redisUrl

@@ -1,10 +1,16 @@
 import type { Infrastructure } from '../module.js'
+import { withReadCache } from './products-cache.js'
 import { createProductHandlers } from './products-handlers.js'
 import { createProductsRepository } from './products-repository.js'
 import { createProductsService } from './products-service.js'
 
 /** The product catalog of the REST API. */
-export function createCatalogModule({ database }: Pick<Infrastructure, 'database'>) {
-  const products = createProductsService({ products: createProductsRepository(database.db) })
-  return { name: 'catalog', handlers: createProductHandlers(products) }
+export function createCatalogModule({
+  database,
+  readCache,
+}: Pick<Infrastructure, 'database' | 'readCache'>) {
+  const products = createProductsService({
+    products: withReadCache(createProductsRepository(database.db), readCache),
+  })
+  return { name: 'catalog', handlers: createProductHandlers(products, readCache.ttlSeconds) }
 }

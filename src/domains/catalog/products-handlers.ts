@@ -5,9 +5,17 @@ import type { ProductsService } from './products-service.js'
 
 type Product = components['schemas']['Product']
 
-export function createProductHandlers(products: ProductsService) {
+/**
+ * A public read may be kept by a browser or a proxy as long as this service keeps it in
+ * its own cache; with the cache off, a copy is checked again (by its ETag) before use.
+ */
+const publicCaching = (ttlSeconds: number) =>
+  ttlSeconds > 0 ? `public, max-age=${ttlSeconds}` : 'public, no-cache'
+
+export function createProductHandlers(products: ProductsService, cacheTtlSeconds: number) {
+  const cacheControl = publicCaching(cacheTtlSeconds)
   return {
-    async listProducts(request) {
+    async listProducts(request, reply) {
       const { page, limit, cursor, ...filters } = request.query
       const result = await products.list(filters, {
         page: defaulted(page, 'page'),
@@ -15,11 +23,14 @@ export function createProductHandlers(products: ProductsService) {
         cursor,
         pageGiven: sentInQuery(request, 'page'),
       })
+      reply.header('cache-control', cacheControl)
       return { data: result.items.map(toProduct), pagination: result.pagination }
     },
 
-    async getProduct(request) {
-      return { data: toProduct(await products.get(request.params.id)) }
+    async getProduct(request, reply) {
+      const product = await products.get(request.params.id)
+      reply.header('cache-control', cacheControl)
+      return { data: toProduct(product) }
     },
 
     async createProduct(request, reply) {

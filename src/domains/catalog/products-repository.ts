@@ -48,8 +48,8 @@ export function createProductsRepository(db: Database) {
      * One page and the filtered total, in one round trip; whether an item follows, and
      * the sort key of the page's last row, to start the next page after.
      */
-    async listPage(filters: ProductFilters, request: PageRequest, executor: Executor = db) {
-      const rows = await listPageQuery(filters, request, executor)
+    async listPage(filters: ProductFilters, request: PageRequest) {
+      const rows = await listPageQuery(filters, request, db)
       const found = rows.flatMap((row) => (row.page_rows ? [row.page_rows] : []))
       const items = found.slice(0, request.limit)
       const last = items.at(-1)
@@ -78,8 +78,8 @@ export function createProductsRepository(db: Database) {
     },
 
     /** Changes a live product; undefined when there is none with that id. */
-    async update(id: number, changes: ProductChanges, executor: Executor = db) {
-      const [row] = await executor
+    async update(id: number, changes: ProductChanges) {
+      const [row] = await db
         .update(products)
         .set({ ...changes, updatedAt: sql`now()` })
         .where(and(eq(products.id, id), live))
@@ -88,8 +88,8 @@ export function createProductsRepository(db: Database) {
     },
 
     /** Marks a live product deleted; false when there is none with that id. */
-    async softDelete(id: number, executor: Executor = db): Promise<boolean> {
-      const rows = await executor
+    async softDelete(id: number): Promise<boolean> {
+      const rows = await db
         .update(products)
         .set({ deletedAt: sql`now()` })
         .where(and(eq(products.id, id), live))

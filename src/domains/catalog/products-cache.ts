@@ -1,0 +1,61 @@
+import type { ProductRow } from '../../db/schema.js'
+import type { ReadCache } from '../../platform/read-cache.js'
+import type { PageRequest, ProductFilters, ProductsRepository } from './products-repository.js'
+
+type ProductPageRows = Awaited<ReturnType<ProductsRepository['listPage']>>
+
+/** What every list depends on; a product's own reads depend on `product:<id>` too. */
+const LISTS = 'products'
+const productReference = (id: number) => `product:${id}`
+
+/**
+ * The repository with its reads served from the shared cache: every write invalidates
+ * the lists and the product it touched once it has committed (each statement commits on
+ * its own), so no instance serves a read older than the write after it has answered.
+ */
+export function withReadCache(
+  repository: ProductsRepository,
+  cache: ReadCache,
+): ProductsRepository {
+  const listPage = cache.cached(
+    'products.listPage',
+    { references: () => [LISTS], revive: revivePage },
+    ({ filters, request }: { filters: ProductFilters; request: PageRequest }) =>
+      repository.listPage(filters, request),
+  )
+  // A product not found is cached too (as null: JSON has no undefined), until one is made.
+  const findById = cache.cached(
+    'products.byId',
+    { references: (id: number) => [productReference(id)], revive: reviveRow },
+    async (id: number) => (await repository.findById(id)) ?? null,
+  )
+  const afterWrite = async <Result>(id: number | undefined, result: Result) => {
+    await cache.invalidate(id === undefined ? [LISTS] : [LISTS, productReference(id)])
+    return result
+  }
+
+  return {
+    ...repository,
+    listPage: (filters, request) => listPage({ filters, request }),
+    findById: async (id) => (await findById(id)) ?? undefined,
+    insert: async (product) => {
+      const row = await repository.insert(product)
+      return afterWrite(row.id, row)
+    },
+    update: async (id, changes) => afterWrite(id, await repository.update(id, changes)),
+    softDelete: async (id) => afterWrite(id, await repository.softDelete(id)),
+  }
+}
+
+function reviveRow<Row extends ProductRow>(row: Row): Row {
+  return {
+    ...row,
+    createdAt: new Date(row.createdAt),
+    updatedAt: new Date(row.updatedAt),
+    deletedAt: row.deletedAt && new Date(row.deletedAt),
+  }
+}
+
+function revivePage(page: ProductPageRows): ProductPageRows {
+  return { ...page, items: page.items.map(reviveRow) }
+}

@@ -1,0 +1,161 @@
+import { randomBytes } from 'node:crypto'
+import { createCache } from 'async-cache-dedupe'
+import type { FastifyBaseLogger } from 'fastify'
+import type { Redis } from 'ioredis'
+import type { RedisConnections } from './redis.js'
+
+/**
+ * A cached read: what its arguments depend on (references such as `product:7`), and how
+ * a stored result comes back to life (JSON gives dates as strings).
+ */
+export interface CachedReadOptions<Args, Result> {
+  references(args: Args): string[]
+  revive(stored: NonNullable<Result>): NonNullable<Result>
+}
+
+/**
+ * Reads shared by every instance: identical concurrent reads run once, results live
+ * `ttlSeconds`, and a committed write makes every entry depending on its references stale
+ * at once, on every instance.
+ */
+export interface ReadCache {
+  /** How long a result may be served after it was read: 0 when the cache is off. */
+  readonly ttlSeconds: number
+  cached<Args, Result>(
+    name: string,
+    options: CachedReadOptions<Args, Result>,
+    read: (args: Args) => Promise<Result>,
+  ): (args: Args) => Promise<Result>
+  /** Called after the write has committed; never throws (a failure is logged, see below). */
+  invalidate(references: readonly string[]): Promise<void>
+}
+
+export interface ReadCacheSettings {
+  ttlSeconds: number
+  redis: RedisConnections | undefined
+  log: FastifyBaseLogger
+}
+
+/**
+ * Invalidation by version, not by deleting entries: every reference has a version, and an
+ * entry is stored under the versions its read saw before it went to the database. A write
+ * gives its references new versions after it commits, so a read that started before the
+ * commit (and may have seen the old row) stores under versions nobody asks for any more.
+ * Deleting entries instead would let such a read put the old row back after the delete.
+ */
+interface Versions {
+  /** The references' versions, or undefined when they cannot be known (Redis away). */
+  current(references: readonly string[]): Promise<string | undefined>
+  bump(references: readonly string[]): Promise<void>
+}
+
+/** Size of the in-memory cache, per cached read. */
+const MEMORY_ENTRIES = 10_000
+
+export function createReadCache({ ttlSeconds, redis, log }: ReadCacheSettings): ReadCache {
+  if (ttlSeconds === 0) {
+    return { ttlSeconds, cached: (_name, _options, read) => read, invalidate: async () => {} }
+  }
+  const cacheLog = log.child({ component: 'read-cache' })
+  const versions = redis ? redisVersions(redis.commands, ttlSeconds) : memoryVersions()
+  const cache = createCache({
+    ttl: ttlSeconds,
+    storage: redis
+      ? { type: 'redis', options: { client: redis.commands, log: cacheLog } }
+      : { type: 'memory', options: { size: MEMORY_ENTRIES, log: cacheLog } },
+  })
+
+  return {
+    ttlSeconds,
+
+    cached<Args, Result>(
+      name: string,
+      { references, revive }: CachedReadOptions<Args, Result>,
+      read: (args: Args) => Promise<Result>,
+    ) {
+      type VersionedRead = (key: { args: Args; versions: string }) => Promise<Result>
+      // define adds the cached function to the cache under its name.
+      const defined = cache.define(
+        name,
+        { transformer: { serialize: (result) => result, deserialize: revive } },
+        (({ args }) => read(args)) satisfies VersionedRead,
+      )[name] as VersionedRead
+      return async (args: Args) => {
+        const seen = await versions.current(references(args))
+        // Without the versions no entry can be trusted: the read goes to the database.
+        return seen === undefined ? read(args) : defined({ args, versions: seen })
+      }
+    },
+
+    async invalidate(references) {
+      try {
+        await versions.bump(references)
+      } catch (error) {
+        // Entries of the old versions live on until they expire: stale for ttlSeconds at most.
+        cacheLog.error({ err: error, references }, 'cache invalidation failed')
+      }
+    },
+  }
+}
+
+/**
+ * Versions in Redis, shared by the instances. A reference never written has version 0;
+ * one written gets a random version that outlives every entry stored under the one
+ * before (VERSION_LIFETIMES entries' lives), after which it reads as 0 again, and no entry
+ * of that earlier 0 can still be alive: reads end within the database's deadline.
+ */
+const VERSION_LIFETIMES = 12
+const VERSION_MIN_SECONDS = 60
+
+function redisVersions(commands: Redis, ttlSeconds: number): Versions {
+  const key = (reference: string) => `cache-version:${reference}`
+  const lifetime = Math.max(VERSION_MIN_SECONDS, ttlSeconds * VERSION_LIFETIMES)
+  return {
+    async current(references) {
+      // A Redis that is away fails the command at once; its client logs the outage.
+      if (commands.status !== 'ready') return undefined
+      try {
+        const found = await commands.mget(references.map(key))
+        return found.map((version) => version ?? '0').join(',')
+      } catch {
+        return undefined
+      }
+    },
+
+    async bump(references) {
+      const pipeline = commands.multi()
+      for (const reference of references) {
+        pipeline.set(key(reference), randomBytes(8).toString('base64url'), 'EX', lifetime)
+      }
+      const results = await pipeline.exec()
+      const failed = results?.find(([error]) => error)?.[0]
+      if (!results || failed) throw failed ?? new Error('the version update was discarded')
+    },
+  }
+}
+
+/**
+ * Versions of one process, from one counter that only grows. When the table is full it is
+ * emptied, and every reference then reads as the counter's value at that moment: newer
+ * than any version it had, so no entry stored before becomes current again.
+ */
+const MEMORY_VERSIONS = 100_000
+
+function memoryVersions(): Versions {
+  const versions = new Map<string, number>()
+  let counter = 0
+  let floor = 0
+  return {
+    async current(references) {
+      return references.map((reference) => versions.get(reference) ?? floor).join(',')
+    },
+
+    async bump(references) {
+      if (versions.size + references.length > MEMORY_VERSIONS) {
+        versions.clear()
+        floor = counter
+      }
+      for (const reference of references) versions.set(reference, ++counter)
+    },
+  }
+}

@@ -1,0 +1,219 @@
+import { randomBytes } from 'node:crypto'
+import { pino } from 'pino'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { createReadCache, type ReadCache } from '../src/platform/read-cache.js'
+import { connectRedis, type RedisConnections } from '../src/platform/redis.js'
+import { redisRelay, redisUrl } from './helpers/redis.js'
+
+const silent = pino({ level: 'silent' })
+
+/** A read whose answer the test gives, and which counts how often it ran. */
+function controlledRead() {
+  const pending: ((value: { value: string }) => void)[] = []
+  const read = async (_id: number) =>
+    new Promise<{ value: string }>((resolve) => pending.push(resolve))
+  return {
+    read,
+    get calls() {
+      return pending.length
+    },
+    answer(index: number, value: string) {
+      pending[index]?.({ value })
+    },
+  }
+}
+
+interface Storage {
+  name: string
+  /** Caches over one store, as separate instances see it. */
+  caches(count: number): Promise<ReadCache[]>
+  close(): Promise<void>
+}
+
+const memory: Storage = {
+  name: 'memory',
+  async caches() {
+    return [createReadCache({ ttlSeconds: 60, redis: undefined, log: silent })]
+  },
+  async close() {},
+}
+
+function redisStorage(): Storage {
+  const connections: RedisConnections[] = []
+  const keyPrefix = `test-${randomBytes(6).toString('hex')}:`
+  return {
+    name: 'Redis',
+    async caches(count) {
+      return Promise.all(
+        Array.from({ length: count }, async () => {
+          const redis = connectRedis({ url: redisUrl as string, keyPrefix, log: silent })
+          connections.push(redis)
+          await vi.waitUntil(() => redis.commands.status === 'ready')
+          return createReadCache({ ttlSeconds: 60, redis, log: silent })
+        }),
+      )
+    },
+    async close() {
+      await Promise.all(connections.map((redis) => redis.close()))
+    },
+  }
+}
+
+const storages = redisUrl ? [memory, redisStorage()] : [memory]
+
+describe.each(storages)('the read cache over $name', (storage) => {
+  afterAll(() => storage.close())
+
+  it('runs identical concurrent reads once and answers every caller', async () => {
+    const [cache] = await storage.caches(1)
+    const source = controlledRead()
+    const cached = cache?.cached(
+      'coalesced',
+      { references: () => ['a'], revive: (v) => v },
+      source.read,
+    )
+    const answers = Promise.all(Array.from({ length: 20 }, () => cached?.(1)))
+    await vi.waitUntil(() => source.calls === 1)
+    source.answer(0, 'first')
+    expect(await answers).toEqual(Array(20).fill({ value: 'first' }))
+    expect(await cached?.(1)).toEqual({ value: 'first' })
+    expect(source.calls).toBe(1)
+  })
+
+  it('reads again after an invalidation of one of its references, and only then', async () => {
+    const [cache] = await storage.caches(1)
+    if (!cache) throw new Error('no cache')
+    let reads = 0
+    const cached = cache.cached(
+      'referenced',
+      { references: (id: number) => ['all', `item:${id}`], revive: (v) => v },
+      async (id: number) => ({ id, read: ++reads }),
+    )
+    expect(await cached(1)).toEqual({ id: 1, read: 1 })
+    expect(await cached(2)).toEqual({ id: 2, read: 2 })
+    await cache.invalidate(['item:1'])
+    expect(await cached(1)).toEqual({ id: 1, read: 3 })
+    expect(await cached(2)).toEqual({ id: 2, read: 2 })
+    await cache.invalidate(['all'])
+    expect(await cached(2)).toEqual({ id: 2, read: 4 })
+  })
+
+  it('never serves a read that began before an invalidation, even one that ends after it', async () => {
+    const [cache] = await storage.caches(1)
+    if (!cache) throw new Error('no cache')
+    const source = controlledRead()
+    const cached = cache.cached(
+      'raced',
+      { references: () => ['raced'], revive: (v) => v },
+      source.read,
+    )
+    // The read saw the row before the write committed, and is slow to come back.
+    const before = cached(1)
+    await vi.waitUntil(() => source.calls === 1)
+    await cache.invalidate(['raced'])
+    source.answer(0, 'old')
+    expect(await before).toEqual({ value: 'old' })
+    const after = cached(1)
+    await vi.waitUntil(() => source.calls === 2)
+    source.answer(1, 'new')
+    expect(await after).toEqual({ value: 'new' })
+    expect(await cached(1)).toEqual({ value: 'new' })
+  })
+
+  it('gives stored results back to life, and caches a result of null', async () => {
+    const [cache] = await storage.caches(1)
+    if (!cache) throw new Error('no cache')
+    let reads = 0
+    const cached = cache.cached(
+      'revived',
+      {
+        references: () => ['revived'],
+        revive: (stored: { at: Date }) => ({ at: new Date(stored.at) }),
+      },
+      async (id: number) => {
+        reads += 1
+        return id === 0 ? null : { at: new Date('2026-01-02T03:04:05.678Z') }
+      },
+    )
+    await cached(1)
+    const again = await cached(1)
+    expect(again?.at).toBeInstanceOf(Date)
+    expect(again?.at.toISOString()).toBe('2026-01-02T03:04:05.678Z')
+    expect(await cached(0)).toBeNull()
+    expect(await cached(0)).toBeNull()
+    expect(reads).toBe(2)
+  })
+})
+
+describe.runIf(redisUrl)('the read cache shared through Redis', () => {
+  const storage = redisStorage()
+  let relay: Awaited<ReturnType<typeof redisRelay>>
+  let viaRelay: RedisConnections
+
+  beforeAll(async () => {
+    relay = await redisRelay(redisUrl as string)
+    viaRelay = connectRedis({
+      url: relay.url,
+      keyPrefix: `test-${randomBytes(6).toString('hex')}:`,
+      log: silent,
+    })
+    await vi.waitUntil(() => viaRelay.commands.status === 'ready')
+  })
+  afterAll(async () => {
+    await storage.close()
+    await viaRelay?.close()
+    await relay?.close()
+  })
+
+  it('serves one instance what another read, and drops it on every instance when one invalidates', async () => {
+    const [first, second] = await storage.caches(2)
+    if (!first || !second) throw new Error('no caches')
+    let reads = 0
+    const define = (cache: ReadCache) =>
+      cache.cached('shared', { references: () => ['shared'], revive: (v) => v }, async () => ({
+        read: ++reads,
+      }))
+    const [onFirst, onSecond] = [define(first), define(second)]
+    expect(await onFirst(1)).toEqual({ read: 1 })
+    expect(await onSecond(1)).toEqual({ read: 1 })
+    await first.invalidate(['shared'])
+    expect(await onSecond(1)).toEqual({ read: 2 })
+    expect(await onFirst(1)).toEqual({ read: 2 })
+  })
+
+  it('reads from the source while Redis is away, and a failed invalidation is not thrown', async () => {
+    const cache = createReadCache({ ttlSeconds: 60, redis: viaRelay, log: silent })
+    let reads = 0
+    const cached = cache.cached(
+      'outage',
+      { references: () => ['outage'], revive: (v) => v },
+      async () => ({
+        read: ++reads,
+      }),
+    )
+    expect(await cached(1)).toEqual({ read: 1 })
+    expect(await cached(1)).toEqual({ read: 1 })
+    await relay.cut()
+    await vi.waitUntil(() => viaRelay.commands.status !== 'ready')
+    expect(await cached(1)).toEqual({ read: 2 })
+    expect(await cached(1)).toEqual({ read: 3 })
+    await expect(cache.invalidate(['outage'])).resolves.toBeUndefined()
+    await relay.restore()
+    await vi.waitUntil(() => viaRelay.commands.status === 'ready')
+  })
+})
+
+describe('the read cache turned off (CACHE_TTL_SECONDS=0)', () => {
+  it('reads from the source every time', async () => {
+    const cache = createReadCache({ ttlSeconds: 0, redis: undefined, log: silent })
+    let reads = 0
+    const cached = cache.cached(
+      'off',
+      { references: () => ['off'], revive: (v) => v },
+      async () => ++reads,
+    )
+    await cached(1)
+    await cached(1)
+    expect(reads).toBe(2)
+  })
+})
