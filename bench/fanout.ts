@@ -5,6 +5,8 @@ export interface FanoutResult {
   subscribers: number
   messages: number
   delivered: number
+  /** Messages a subscriber received more than once. */
+  duplicates: number
   expected: number
   p50: number
   p99: number
@@ -27,6 +29,7 @@ export async function fanout(
   const sentAt = new Map<string, number>()
   const latencies: number[] = []
   let delivered = 0
+  let duplicates = 0
   const clients = Array.from({ length: subscribers }, (_, index) =>
     createClient({
       url: `${(baseUrls[index % baseUrls.length] as string).replace(/^http/, 'ws')}/graphql`,
@@ -36,11 +39,17 @@ export async function fanout(
   )
   const done = new Promise<void>((resolve) => {
     for (const client of clients) {
+      const received = new Set<string>()
       client.subscribe<{ messageAdded: { text: string } }>(
         { query: `subscription { messageAdded(chatId: "${chatId}") { text } }` },
         {
           next: (value) => {
             const text = value.data?.messageAdded.text ?? ''
+            if (received.has(text)) {
+              duplicates += 1
+              return
+            }
+            received.add(text)
             latencies.push(performance.now() - (sentAt.get(text) ?? performance.now()))
             delivered += 1
             if (delivered === subscribers * messages) resolve()
@@ -70,6 +79,7 @@ export async function fanout(
     subscribers,
     messages,
     delivered,
+    duplicates,
     expected: subscribers * messages,
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),

@@ -1,58 +1,56 @@
 import type { AddressInfo } from 'node:net'
-import autocannon from 'autocannon'
 import { sql } from 'drizzle-orm'
-import Fastify from 'fastify'
 import { pino } from 'pino'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { createEventBus } from '../src/platform/events.js'
 import { connectRedis } from '../src/platform/redis.js'
+import { startBaseline } from './baseline.js'
 import { fanout } from './fanout.js'
+import { CONNECTIONS, type Measurement, measure, type Workload } from './measure.js'
 import { openBenchDatabase, seedProducts } from './seed.js'
 
-// `make bench`: req/s and p99 of the main operations on 100k seeded products (PRODUCTS to
-// change), against a bare Fastify baseline in the same run; then subscription fan-out
-// over two instances (through Redis when REDIS_URL is set). DATABASE_URL for Postgres.
-const PRODUCTS = Number(process.env.PRODUCTS ?? 100_000)
-const DURATION = Number(process.env.DURATION ?? 10)
+// `make bench`: each operation on the service and on a bare baseline of the same work, in
+// one run, and ours/baseline; how the lists' cost changes from one catalog size to the
+// next (SCALES); then subscription fan-out over two instances (through Redis when
+// REDIS_URL is set). DATABASE_URL for Postgres; DURATION and WARMUP in seconds.
+const SCALES = (process.env.SCALES ?? '100000,1000000').split(',').map(Number)
 const ADMIN = { email: 'bench@example.com', password: 'bench-password-1' }
+const DATABASE_URL = process.env.DATABASE_URL
 
 const log = pino({ level: 'silent' })
 const database = await openBenchDatabase()
-await database.db.execute(sql`truncate products, messages restart identity`)
-await seedProducts(database.db, PRODUCTS)
+await database.db.execute(sql`truncate products, messages, outbox restart identity`)
 
-const config = loadConfig({
+const environment = {
   NODE_ENV: 'production',
   LOG_LEVEL: 'silent',
   JWT_SECRET: 'bench-secret-bench-secret-bench-secret',
   ADMIN_EMAIL: ADMIN.email,
   ADMIN_PASSWORD: ADMIN.password,
+  // The budgets are off, as in the peer benchmark; every client here is one address.
   RATE_LIMIT_MAX: '0',
-  // Every subscriber of the fan-out connects from this one address.
-  WS_SOCKETS_PER_CALLER: '0',
   ...(process.env.REDIS_URL && { REDIS_URL: process.env.REDIS_URL }),
-})
+}
 // Without Redis the two instances share one in-process bus, as one process can.
-const sharedBus = config.redisUrl ? undefined : createEventBus({ log })
-const instances = await Promise.all(
-  [0, 1].map(async () => {
-    const redis = config.redisUrl
-      ? connectRedis({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, log })
-      : undefined
-    const events = sharedBus ?? createEventBus({ redis, log })
-    const app = await buildApp({ database, events, redis, loggerInstance: log }, config)
-    await app.listen({ port: 0, host: '127.0.0.1' })
-    const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
-    return { app, events, redis, url }
-  }),
-)
-const [first] = instances as [(typeof instances)[number]]
+const sharedBus = process.env.REDIS_URL ? undefined : createEventBus({ log })
 
-const baseline = Fastify()
-baseline.get('/products', async () => ({ data: [], pagination: { page: 1, limit: 10, total: 0 } }))
-await baseline.listen({ port: 0, host: '127.0.0.1' })
-const baselineUrl = `http://127.0.0.1:${(baseline.server.address() as AddressInfo).port}`
+async function startInstance(overrides: Record<string, string> = {}) {
+  const config = loadConfig({ ...environment, ...overrides })
+  const redis = config.redisUrl
+    ? connectRedis({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, log })
+    : undefined
+  const events = sharedBus ?? createEventBus({ redis, log })
+  const app = await buildApp({ database, events, redis, loggerInstance: log }, config)
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
+  return { app, events, redis, url }
+}
+
+const instances = [await startInstance(), await startInstance()]
+const [first] = instances as [(typeof instances)[number]]
+const uncached = await startInstance({ CACHE_TTL_SECONDS: '0' })
+const baseline = await startBaseline(database, DATABASE_URL)
 
 const login = await fetch(`${first.url}/auth/login`, {
   method: 'POST',
@@ -61,63 +59,127 @@ const login = await fetch(`${first.url}/auth/login`, {
 })
 const { accessToken } = ((await login.json()) as { data: { accessToken: string } }).data
 const json = { 'content-type': 'application/json' }
-const gql = (query: string) => JSON.stringify({ query })
+const graphql = (query: string): Workload['request'] => ({
+  path: '/graphql',
+  method: 'POST',
+  headers: json,
+  body: JSON.stringify({ query }),
+})
 
-const scenarios: { name: string; options: autocannon.Options }[] = [
-  { name: 'bare Fastify baseline', options: { url: `${baselineUrl}/products` } },
-  { name: 'GET /products', options: { url: `${first.url}/products` } },
+const lists = (size: number): Workload[] => [
+  { name: '(a) GET /products', request: { path: '/products' }, status: 200 },
   {
-    name: 'GET /products filtered',
-    options: {
-      url: `${first.url}/products?category=category-10&minPrice=100&maxPrice=500&search=oak`,
-    },
+    name: '(b) GET /products filtered, page 3',
+    request: { path: '/products?category=category-10&minPrice=100&maxPrice=500&search=oak&page=3' },
+    status: 200,
   },
-  { name: 'GET /products/{id}', options: { url: `${first.url}/products/${PRODUCTS / 2}` } },
   {
-    name: 'POST /products',
-    options: {
-      url: `${first.url}/products`,
+    name: 'GET /products page 5000',
+    request: { path: `/products?page=${Math.min(5000, size / 10)}` },
+    status: 200,
+  },
+]
+
+const operations = (size: number): Workload[] => [
+  { name: '(c) GET /products/{id}', request: { path: `/products/${size / 2}` }, status: 200 },
+  {
+    name: '(d) POST /products',
+    request: {
+      path: '/products',
       method: 'POST',
       headers: { ...json, authorization: `Bearer ${accessToken}` },
       body: JSON.stringify({ name: 'Bench lamp', price: 9.99, category: 'bench' }),
     },
+    status: 201,
   },
   {
-    name: 'GraphQL messages',
-    options: {
-      url: `${first.url}/graphql`,
+    name: '(e) POST /products invalid → 400',
+    request: {
+      path: '/products',
       method: 'POST',
-      headers: json,
-      body: gql('{ messages(limit: 20) { id text } }'),
+      headers: { ...json, authorization: `Bearer ${accessToken}` },
+      body: JSON.stringify({ name: '', price: -1, category: 'bench' }),
     },
+    status: 400,
   },
   {
-    name: 'GraphQL sendMessage',
-    options: {
-      url: `${first.url}/graphql`,
-      method: 'POST',
-      headers: json,
-      body: gql('mutation { sendMessage(text: "bench", author: "bench") { id } }'),
-    },
+    name: '(f) GraphQL messages(limit 50)',
+    request: graphql('{ messages(limit: 50) { id chatId text author createdAt } }'),
+    status: 200,
+  },
+  {
+    name: '(g) GraphQL sendMessage',
+    request: graphql('mutation { sendMessage(text: "bench", author: "bench") { id createdAt } }'),
+    status: 200,
   },
 ]
 
+let failures = 0
+const row = (cells: (string | number)[]) => console.log(`| ${cells.join(' | ')} |`)
+const cell = ({ requestsPerSecond, p99Ms, failures: failed }: Measurement) => {
+  failures += failed
+  return `${requestsPerSecond} (p99 ${p99Ms} ms${failed ? `, ${failed} failed` : ''})`
+}
+const ratio = (ours: Measurement, theirs: Measurement) =>
+  `${(ours.requestsPerSecond / theirs.requestsPerSecond).toFixed(2)}×`
+
+/** A cursor as deep as page 5000: one slow numbered read to find it, then cheap ones. */
+async function deepCursor(size: number) {
+  const page = await fetch(`${uncached.url}/products?page=${Math.min(5000, size / 10) - 1}`)
+  const { pagination } = (await page.json()) as { pagination: { nextCursor: string } }
+  return pagination.nextCursor
+}
+
 console.log(
-  `${database.kind}, ${PRODUCTS} products, pub/sub ${first.events.kind}, ${DURATION} s each, 10 connections\n`,
+  `${database.kind}, pub/sub ${first.events.kind}, ${CONNECTIONS} connections, Node ${process.version}\n`,
 )
-console.log('| scenario | req/s | p99 ms | errors |')
-console.log('|---|---:|---:|---:|')
-for (const { name, options } of scenarios) {
-  const result = await autocannon({ connections: 10, duration: DURATION, ...options })
-  const errors = result.errors + result.non2xx
-  console.log(
-    `| ${name} | ${Math.round(result.requests.average)} | ${result.latency.p99} | ${errors} |`,
-  )
+const scaleRows = new Map<string, Measurement[]>()
+for (const [index, size] of SCALES.entries()) {
+  await seedProducts(database.db, size, (SCALES[index - 1] ?? 0) + 1)
+  const scaled = [
+    ...lists(size),
+    {
+      name: 'GET /products by cursor at page 5000',
+      request: { path: `/products?cursor=${await deepCursor(size)}` },
+      status: 200,
+    },
+  ]
+  for (const workload of scaled) {
+    const measured = await measure(uncached.url, workload)
+    scaleRows.set(workload.name, [...(scaleRows.get(workload.name) ?? []), measured])
+  }
+  if (index > 0) continue
+  console.log(`${size} products: req/s (p99) of ours and of the bare baseline, same run\n`)
+  row(['workload', 'ours', 'ours, cache off', 'baseline', 'ours / baseline'])
+  row(['---', '---:', '---:', '---:', '---:'])
+  for (const workload of lists(size)) {
+    const [ours, baselined] = [
+      await measure(first.url, workload),
+      await measure(baseline.url, workload),
+    ]
+    const off = scaleRows.get(workload.name)?.[0] as Measurement
+    row([workload.name, cell(ours), cell(off), cell(baselined), ratio(ours, baselined)])
+  }
+  for (const workload of operations(size)) {
+    const [ours, baselined] = [
+      await measure(first.url, workload),
+      await measure(baseline.url, workload),
+    ]
+    row([workload.name, cell(ours), '', cell(baselined), ratio(ours, baselined)])
+  }
+}
+
+console.log(`\nLists with the cache off as the catalog grows: req/s (p99)\n`)
+row(['workload', ...SCALES.map((size) => `${size} products`), 'last / first'])
+row(['---', ...SCALES.map(() => '---:'), '---:'])
+for (const [name, measured] of scaleRows) {
+  const [smallest, largest] = [measured[0], measured.at(-1)] as [Measurement, Measurement]
+  row([name, ...measured.map(cell), ratio(largest, smallest)])
 }
 
 const fan = await fanout(
   instances.map((instance) => instance.url),
-  Number(process.env.SUBSCRIBERS ?? 200),
+  Number(process.env.SUBSCRIBERS ?? 500),
   Number(process.env.MESSAGES ?? 50),
   async (count) => {
     const buses = new Set(instances.map((instance) => instance.events))
@@ -126,13 +188,21 @@ const fan = await fanout(
     }
   },
 )
+failures += fan.expected - fan.delivered + fan.duplicates
 console.log(
   `\nfan-out over 2 instances (${first.events.kind}): ${fan.subscribers} subscribers × ${fan.messages} messages, ` +
-    `delivered ${fan.delivered}/${fan.expected}, latency p50 ${fan.p50.toFixed(1)} ms, p99 ${fan.p99.toFixed(1)} ms`,
+    `delivered ${fan.delivered}/${fan.expected}, ${fan.duplicates} duplicates, ` +
+    `latency p50 ${fan.p50.toFixed(1)} ms, p99 ${fan.p99.toFixed(1)} ms`,
 )
 
 await baseline.close()
-for (const instance of instances) await instance.app.close()
-for (const bus of new Set(instances.map((instance) => instance.events))) await bus.close()
-for (const instance of instances) await instance.redis?.close()
+for (const instance of [...instances, uncached]) await instance.app.close()
+for (const bus of new Set([...instances, uncached].map((instance) => instance.events))) {
+  await bus.close()
+}
+for (const instance of [...instances, uncached]) await instance.redis?.close()
 await database.close()
+if (failures > 0) {
+  console.error(`\n${failures} requests or deliveries failed: the figures above are not valid`)
+  process.exit(1)
+}

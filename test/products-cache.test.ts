@@ -11,7 +11,7 @@ import { ADMIN, login, startServer, type TestServer } from './helpers/server.js'
  * made behind the API's back shows that a read was served from the cache.
  */
 
-const setups = [
+const setups: { name: string; environment: Record<string, string> }[] = [
   { name: 'in memory', environment: {} },
   ...(redisUrl ? [{ name: 'in Redis', environment: { REDIS_URL: redisUrl } }] : []),
 ]
@@ -38,7 +38,7 @@ describe.each(backends)('the catalog read cache on $name', (backend: Backend) =>
         token,
       })
       expect(response.status, response.text).toBe(201)
-      return response.body.data as { id: number; name: string }
+      return response.body.data as { id: number; name: string; createdAt: string }
     }
     const listedNames = async () =>
       (await server.api.get(`/products?category=${category}`)).body.data.map(
