@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net'
 import type { PGlite } from '@electric-sql/pglite'
 import Fastify from 'fastify'
 import mercurius from 'mercurius'
+import mqemitterRedis from 'mqemitter-redis'
 import postgres from 'postgres'
 import type { DatabaseHandle } from '../src/db/client.js'
 
@@ -90,6 +91,7 @@ const schema = `
   type Message { id: ID!, chatId: ID!, text: String!, author: String!, createdAt: String! }
   type Query { messages(limit: Int = 100): [Message!]! }
   type Mutation { sendMessage(text: String!, author: String!, chatId: ID! = "general"): Message! }
+  type Subscription { messageAdded: Message! }
 `
 
 const toMessage = (row: Row) => ({
@@ -100,7 +102,11 @@ const toMessage = (row: Row) => ({
   createdAt: new Date(row.created_at as string).toISOString(),
 })
 
-export async function startBaseline(database: DatabaseHandle, databaseUrl: string | undefined) {
+export async function startBaseline(
+  database: DatabaseHandle,
+  databaseUrl: string | undefined,
+  redisUrl: string | undefined,
+) {
   const { query, close } = queryOf(database, databaseUrl)
   const app = Fastify()
 
@@ -178,16 +184,27 @@ export async function startBaseline(database: DatabaseHandle, databaseUrl: strin
         sendMessage: async (
           _root: unknown,
           { text, author, chatId }: { text: string; author: string; chatId: string },
+          { pubsub }: { pubsub: mercurius.PubSub },
         ) => {
           const [row] = await query(
             'insert into messages (chat_id, text, author) values ($1, $2, $3) returning *',
             [chatId, text, author],
             true,
           )
-          return row && toMessage(row)
+          const message = row && toMessage(row)
+          await pubsub.publish({ topic: 'baseline-messages', payload: { messageAdded: message } })
+          return message
+        },
+      },
+      Subscription: {
+        messageAdded: {
+          subscribe: (_root: unknown, _args: unknown, { pubsub }: { pubsub: mercurius.PubSub }) =>
+            pubsub.subscribe('baseline-messages'),
         },
       },
     },
+    // Published as the service publishes: through Redis to every instance, when it has one.
+    subscription: redisUrl ? { emitter: mqemitterRedis({ connectionString: redisUrl }) } : true,
   })
 
   await app.listen({ port: 0, host: '127.0.0.1' })

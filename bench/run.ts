@@ -50,7 +50,7 @@ async function startInstance(overrides: Record<string, string> = {}) {
 const instances = [await startInstance(), await startInstance()]
 const [first] = instances as [(typeof instances)[number]]
 const uncached = await startInstance({ CACHE_TTL_SECONDS: '0' })
-const baseline = await startBaseline(database, DATABASE_URL)
+const baseline = await startBaseline(database, DATABASE_URL, process.env.REDIS_URL)
 
 const login = await fetch(`${first.url}/auth/login`, {
   method: 'POST',
