@@ -29,21 +29,28 @@ export function withReadCache(
     { references: (id: number) => [productReference(id)], revive: reviveRow },
     async (id: number) => (await repository.findById(id)) ?? null,
   )
-  const afterWrite = async <Result>(id: number | undefined, result: Result) => {
-    await cache.invalidate(id === undefined ? [LISTS] : [LISTS, productReference(id)])
-    return result
-  }
+  // Only a write that changed a row makes entries stale: a miss (404) invalidates nothing.
+  const invalidate = (id: number) => cache.invalidate([LISTS, productReference(id)])
 
   return {
     ...repository,
     listPage: (filters, request) => listPage({ filters, request }),
     findById: async (id) => (await findById(id)) ?? undefined,
-    insert: async (product) => {
+    async insert(product) {
       const row = await repository.insert(product)
-      return afterWrite(row.id, row)
+      await invalidate(row.id)
+      return row
     },
-    update: async (id, changes) => afterWrite(id, await repository.update(id, changes)),
-    softDelete: async (id) => afterWrite(id, await repository.softDelete(id)),
+    async update(id, changes) {
+      const row = await repository.update(id, changes)
+      if (row) await invalidate(id)
+      return row
+    },
+    async softDelete(id) {
+      const deleted = await repository.softDelete(id)
+      if (deleted) await invalidate(id)
+      return deleted
+    },
   }
 }
 
