@@ -108,6 +108,9 @@ export async function startBaseline(
   redisUrl: string | undefined,
 ) {
   const { query, close } = queryOf(database, databaseUrl)
+  // Published as the service publishes: through Redis to every instance, when it has one.
+  // Mercurius leaves an emitter it was given open: closed below, or the process never ends.
+  const emitter = redisUrl ? mqemitterRedis({ connectionString: redisUrl }) : undefined
   const app = Fastify()
 
   app.get<{ Querystring: ListQuery }>(
@@ -203,8 +206,7 @@ export async function startBaseline(
         },
       },
     },
-    // Published as the service publishes: through Redis to every instance, when it has one.
-    subscription: redisUrl ? { emitter: mqemitterRedis({ connectionString: redisUrl }) } : true,
+    subscription: emitter ? { emitter } : true,
   })
 
   await app.listen({ port: 0, host: '127.0.0.1' })
@@ -212,6 +214,7 @@ export async function startBaseline(
     url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`,
     async close() {
       await app.close()
+      await new Promise<void>((resolve) => (emitter ? emitter.close(() => resolve()) : resolve()))
       await close()
     },
   }

@@ -66,6 +66,9 @@ const graphql = (query: string): Workload['request'] => ({
   body: JSON.stringify({ query }),
 })
 
+/** Page 5000, or the last page of a smaller catalog. */
+const deepPage = (size: number) => Math.min(5000, size / 10)
+
 const lists = (size: number): Workload[] => [
   { name: '(a) GET /products', request: { path: '/products' }, status: 200 },
   {
@@ -75,7 +78,7 @@ const lists = (size: number): Workload[] => [
   },
   {
     name: 'GET /products page 5000',
-    request: { path: `/products?page=${Math.min(5000, size / 10)}` },
+    request: { path: `/products?page=${deepPage(size)}` },
     status: 200,
   },
 ]
@@ -115,17 +118,21 @@ const operations = (size: number): Workload[] => [
 ]
 
 let failures = 0
-const row = (cells: (string | number)[]) => console.log(`| ${cells.join(' | ')} |`)
-const cell = ({ requestsPerSecond, p99Ms, failures: failed }: Measurement) => {
-  failures += failed
-  return `${requestsPerSecond} (p99 ${p99Ms} ms${failed ? `, ${failed} failed` : ''})`
+/** Measures a workload, counting its failures toward the run's verdict. */
+async function measured(baseUrl: string, workload: Workload) {
+  const measurement = await measure(baseUrl, workload)
+  failures += measurement.failures
+  return measurement
 }
+const row = (cells: (string | number)[]) => console.log(`| ${cells.join(' | ')} |`)
+const cell = ({ requestsPerSecond, p99Ms, failures: failed }: Measurement) =>
+  `${requestsPerSecond} (p99 ${p99Ms} ms${failed ? `, ${failed} failed` : ''})`
 const ratio = (ours: Measurement, theirs: Measurement) =>
   `${(ours.requestsPerSecond / theirs.requestsPerSecond).toFixed(2)}×`
 
 /** A cursor as deep as page 5000: one slow numbered read to find it, then cheap ones. */
 async function deepCursor(size: number) {
-  const page = await fetch(`${uncached.url}/products?page=${Math.min(5000, size / 10) - 1}`)
+  const page = await fetch(`${uncached.url}/products?page=${deepPage(size) - 1}`)
   const { pagination } = (await page.json()) as { pagination: { nextCursor: string } }
   return pagination.nextCursor
 }
@@ -145,36 +152,27 @@ for (const [index, size] of SCALES.entries()) {
     },
   ]
   for (const workload of scaled) {
-    const measured = await measure(uncached.url, workload)
-    scaleRows.set(workload.name, [...(scaleRows.get(workload.name) ?? []), measured])
+    const measurement = await measured(uncached.url, workload)
+    scaleRows.set(workload.name, [...(scaleRows.get(workload.name) ?? []), measurement])
   }
   if (index > 0) continue
   console.log(`${size} products: req/s (p99) of ours and of the bare baseline, same run\n`)
   row(['workload', 'ours', 'ours, cache off', 'baseline', 'ours / baseline'])
   row(['---', '---:', '---:', '---:', '---:'])
-  for (const workload of lists(size)) {
-    const [ours, baselined] = [
-      await measure(first.url, workload),
-      await measure(baseline.url, workload),
-    ]
-    const off = scaleRows.get(workload.name)?.[0] as Measurement
-    row([workload.name, cell(ours), cell(off), cell(baselined), ratio(ours, baselined)])
-  }
-  for (const workload of operations(size)) {
-    const [ours, baselined] = [
-      await measure(first.url, workload),
-      await measure(baseline.url, workload),
-    ]
-    row([workload.name, cell(ours), '', cell(baselined), ratio(ours, baselined)])
+  for (const workload of [...lists(size), ...operations(size)]) {
+    const ours = await measured(first.url, workload)
+    const baselined = await measured(baseline.url, workload)
+    const off = scaleRows.get(workload.name)?.[0]
+    row([workload.name, cell(ours), off ? cell(off) : '', cell(baselined), ratio(ours, baselined)])
   }
 }
 
 console.log(`\nLists with the cache off as the catalog grows: req/s (p99)\n`)
 row(['workload', ...SCALES.map((size) => `${size} products`), 'last / first'])
 row(['---', ...SCALES.map(() => '---:'), '---:'])
-for (const [name, measured] of scaleRows) {
-  const [smallest, largest] = [measured[0], measured.at(-1)] as [Measurement, Measurement]
-  row([name, ...measured.map(cell), ratio(largest, smallest)])
+for (const [name, measurements] of scaleRows) {
+  const [smallest, largest] = [measurements[0], measurements.at(-1)] as [Measurement, Measurement]
+  row([name, ...measurements.map(cell), ratio(largest, smallest)])
 }
 
 const fan = await fanout(
@@ -196,11 +194,10 @@ console.log(
 )
 
 await baseline.close()
-for (const instance of [...instances, uncached]) await instance.app.close()
-for (const bus of new Set([...instances, uncached].map((instance) => instance.events))) {
-  await bus.close()
-}
-for (const instance of [...instances, uncached]) await instance.redis?.close()
+const servers = [...instances, uncached]
+for (const server of servers) await server.app.close()
+for (const bus of new Set(servers.map((server) => server.events))) await bus.close()
+for (const server of servers) await server.redis?.close()
 await database.close()
 if (failures > 0) {
   console.error(`\n${failures} requests or deliveries failed: the figures above are not valid`)

@@ -25,15 +25,15 @@ function controlledRead() {
 
 interface Storage {
   name: string
-  /** Caches over one store, as separate instances see it. */
-  caches(count: number): Promise<ReadCache[]>
+  /** A cache over the store; two of them see it as two instances do. */
+  cache(): Promise<ReadCache>
   close(): Promise<void>
 }
 
 const memory: Storage = {
   name: 'memory',
-  async caches() {
-    return [createReadCache({ ttlSeconds: 60, redis: undefined, log: silent })]
+  async cache() {
+    return createReadCache({ ttlSeconds: 60, redis: undefined, log: silent })
   },
   async close() {},
 }
@@ -43,15 +43,11 @@ function redisStorage(): Storage {
   const keyPrefix = `test-${randomBytes(6).toString('hex')}:`
   return {
     name: 'Redis',
-    async caches(count) {
-      return Promise.all(
-        Array.from({ length: count }, async () => {
-          const redis = connectRedis({ url: redisUrl as string, keyPrefix, log: silent })
-          connections.push(redis)
-          await vi.waitUntil(() => redis.commands.status === 'ready')
-          return createReadCache({ ttlSeconds: 60, redis, log: silent })
-        }),
-      )
+    async cache() {
+      const redis = connectRedis({ url: redisUrl as string, keyPrefix, log: silent })
+      connections.push(redis)
+      await vi.waitUntil(() => redis.commands.status === 'ready')
+      return createReadCache({ ttlSeconds: 60, redis, log: silent })
     },
     async close() {
       await Promise.all(connections.map((redis) => redis.close()))
@@ -65,24 +61,23 @@ describe.each(storages)('the read cache over $name', (storage) => {
   afterAll(() => storage.close())
 
   it('runs identical concurrent reads once and answers every caller', async () => {
-    const [cache] = await storage.caches(1)
+    const cache = await storage.cache()
     const source = controlledRead()
-    const cached = cache?.cached(
+    const cached = cache.cached(
       'coalesced',
       { references: () => ['a'], revive: (v) => v },
       source.read,
     )
-    const answers = Promise.all(Array.from({ length: 20 }, () => cached?.(1)))
+    const answers = Promise.all(Array.from({ length: 20 }, () => cached(1)))
     await vi.waitUntil(() => source.calls === 1)
     source.answer(0, 'first')
     expect(await answers).toEqual(Array(20).fill({ value: 'first' }))
-    expect(await cached?.(1)).toEqual({ value: 'first' })
+    expect(await cached(1)).toEqual({ value: 'first' })
     expect(source.calls).toBe(1)
   })
 
   it('reads again after an invalidation of one of its references, and only then', async () => {
-    const [cache] = await storage.caches(1)
-    if (!cache) throw new Error('no cache')
+    const cache = await storage.cache()
     let reads = 0
     const cached = cache.cached(
       'referenced',
@@ -99,8 +94,7 @@ describe.each(storages)('the read cache over $name', (storage) => {
   })
 
   it('never serves a read that began before an invalidation, even one that ends after it', async () => {
-    const [cache] = await storage.caches(1)
-    if (!cache) throw new Error('no cache')
+    const cache = await storage.cache()
     const source = controlledRead()
     const cached = cache.cached(
       'raced',
@@ -121,8 +115,7 @@ describe.each(storages)('the read cache over $name', (storage) => {
   })
 
   it('gives stored results back to life, and caches a result of null', async () => {
-    const [cache] = await storage.caches(1)
-    if (!cache) throw new Error('no cache')
+    const cache = await storage.cache()
     let reads = 0
     const cached = cache.cached(
       'revived',
@@ -166,8 +159,7 @@ describe.runIf(redisUrl)('the read cache shared through Redis', () => {
   })
 
   it('serves one instance what another read, and drops it on every instance when one invalidates', async () => {
-    const [first, second] = await storage.caches(2)
-    if (!first || !second) throw new Error('no caches')
+    const [first, second] = [await storage.cache(), await storage.cache()]
     let reads = 0
     const define = (cache: ReadCache) =>
       cache.cached('shared', { references: () => ['shared'], revive: (v) => v }, async () => ({
