@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import { createCache } from 'async-cache-dedupe'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Redis } from 'ioredis'
@@ -123,10 +123,11 @@ function redisVersions(commands: Redis, ttlSeconds: number): Versions {
     },
 
     async bump(references) {
+      // One new version for every reference of the write: new to each of them, and one
+      // draw from the entropy pool randomUUID keeps rather than a system call apiece.
+      const version = randomUUID()
       const pipeline = commands.multi()
-      for (const reference of references) {
-        pipeline.set(key(reference), randomBytes(8).toString('base64url'), 'EX', lifetime)
-      }
+      for (const reference of references) pipeline.set(key(reference), version, 'EX', lifetime)
       const results = await pipeline.exec()
       const failed = results?.find(([error]) => error)?.[0]
       if (!results || failed) throw failed ?? new Error('the version update was discarded')
