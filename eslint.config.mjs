@@ -13,6 +13,15 @@ export default [
       ...graphqlPlugin.configs['flat/schema-recommended'].rules,
       // Our descriptions are one line each, which read best inline.
       '@graphql-eslint/description-style': ['error', { style: 'inline' }],
+      // Values that live only inside their parent, with no identity of their own.
+      '@graphql-eslint/strict-id-in-types': [
+        'error',
+        {
+          acceptedIdNames: ['id'],
+          acceptedIdTypes: ['ID'],
+          exceptions: { types: ['OrderItem'] },
+        },
+      ],
     },
   },
 ]

@@ -1,5 +1,7 @@
 import type { GraphQLResolveInfo } from 'graphql';
 import type { MessageRow } from '../src/db/schema.js';
+import type { Order as OrderModel, OrderItem as OrderItemModel } from '../src/domains/orders/orders-repository.js';
+import type { Notification as NotificationModel } from '../src/domains/notifications/notifications-topics.js';
 import type { GraphQLContext } from '../src/graphql/context.js';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = Maybe<T>;
@@ -31,8 +33,16 @@ export type Message = {
 /** Writes. */
 export type Mutation = {
   __typename?: 'Mutation';
+  /** Marks one of the caller's notifications read (again is harmless). Another user's fails NOT_FOUND, as an unknown id does: its existence is not the caller's to learn. Needs a token. */
+  markNotificationRead: Notification;
   /** Stores a message and delivers it to the chat's subscribers. A signed-in caller's message carries the name of its account; an anonymous caller names its author. */
   sendMessage: Message;
+};
+
+
+/** Writes. */
+export type MutationMarkNotificationReadArgs = {
+  id: Scalars['ID']['input'];
 };
 
 
@@ -43,11 +53,75 @@ export type MutationSendMessageArgs = {
   text: Scalars['String']['input'];
 };
 
+/** Something the service tells one user, such as a change to one of their orders. */
+export type Notification = {
+  __typename?: 'Notification';
+  /** The text. */
+  body: Scalars['String']['output'];
+  /** When it was made, ISO 8601 in UTC. */
+  createdAt: Scalars['String']['output'];
+  /** Assigned on creation. */
+  id: Scalars['ID']['output'];
+  /** What it is about: order.paid, order.shipped, order.delivered or order.cancelled today; more may come. */
+  kind: Scalars['String']['output'];
+  /** Whether the user marked it read. */
+  read: Scalars['Boolean']['output'];
+  /** A short line. */
+  title: Scalars['String']['output'];
+};
+
+/** An order placed by a user (placed and changed over the REST API). */
+export type Order = {
+  __typename?: 'Order';
+  /** When it was placed, ISO 8601 in UTC. */
+  createdAt: Scalars['String']['output'];
+  /** Assigned on creation. */
+  id: Scalars['ID']['output'];
+  /** What was ordered, one line per product. */
+  items: Array<OrderItem>;
+  /** Where it stands. */
+  status: OrderStatus;
+  /** Sum of quantity × unitPrice over the items, to the cent. */
+  total: Scalars['Float']['output'];
+  /** When its status last changed (its creation until then), ISO 8601 in UTC. */
+  updatedAt: Scalars['String']['output'];
+  /** The user who placed it. */
+  userId: Scalars['ID']['output'];
+};
+
+/** One product of an order. */
+export type OrderItem = {
+  __typename?: 'OrderItem';
+  /** The product ordered. */
+  productId: Scalars['ID']['output'];
+  /** How many, at least 1. */
+  quantity: Scalars['Int']['output'];
+  /** The product's price when the order was placed. */
+  unitPrice: Scalars['Float']['output'];
+};
+
+/** Where an order stands: PENDING → PAID → SHIPPED → DELIVERED, or CANCELLED from PENDING or PAID. */
+export type OrderStatus =
+  /** Cancelled; its stock went back. */
+  | 'CANCELLED'
+  /** Received. */
+  | 'DELIVERED'
+  /** Paid for. */
+  | 'PAID'
+  /** Placed; its stock is reserved. */
+  | 'PENDING'
+  /** On its way. */
+  | 'SHIPPED';
+
 /** Reads. */
 export type Query = {
   __typename?: 'Query';
   /** The newest `limit` messages, oldest first; without `chatId`, those of every chat. */
   messages: Array<Message>;
+  /** The caller's notifications, newest first. Needs a token. */
+  notifications: Array<Notification>;
+  /** An order of the caller, or any order for an admin: another user's fails FORBIDDEN, an unknown id NOT_FOUND. Needs a token. */
+  order?: Maybe<Order>;
 };
 
 
@@ -58,17 +132,41 @@ export type QueryMessagesArgs = {
   limit?: InputMaybe<Scalars['Int']['input']>;
 };
 
+
+/** Reads. */
+export type QueryNotificationsArgs = {
+  before?: InputMaybe<Scalars['ID']['input']>;
+  limit?: InputMaybe<Scalars['Int']['input']>;
+  unreadOnly?: InputMaybe<Scalars['Boolean']['input']>;
+};
+
+
+/** Reads. */
+export type QueryOrderArgs = {
+  id: Scalars['ID']['input'];
+};
+
 /** Live events, over WebSocket. */
 export type Subscription = {
   __typename?: 'Subscription';
   /** Each new message as it is sent; only the given chat's when `chatId` is given. */
   messageAdded: Message;
+  /** Each new notification of the caller, as it is made. Needs a token. */
+  notificationAdded: Notification;
+  /** Every status change of one order, whichever way it came (an admin, a cancel, a payment). Only its owner or an admin may follow it: another user's fails FORBIDDEN, an unknown id NOT_FOUND. */
+  orderUpdated: Order;
 };
 
 
 /** Live events, over WebSocket. */
 export type SubscriptionMessageAddedArgs = {
   chatId?: InputMaybe<Scalars['ID']['input']>;
+};
+
+
+/** Live events, over WebSocket. */
+export type SubscriptionOrderUpdatedArgs = {
+  orderId: Scalars['ID']['input'];
 };
 
 
@@ -145,10 +243,15 @@ export type DirectiveResolverFn<TResult = Record<PropertyKey, never>, TParent = 
 /** Mapping between all available schema types and the resolvers types */
 export type ResolversTypes = {
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
+  Float: ResolverTypeWrapper<Scalars['Float']['output']>;
   ID: ResolverTypeWrapper<Scalars['ID']['output']>;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   Message: ResolverTypeWrapper<MessageRow>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
+  Notification: ResolverTypeWrapper<NotificationModel>;
+  Order: ResolverTypeWrapper<OrderModel>;
+  OrderItem: ResolverTypeWrapper<OrderItemModel>;
+  OrderStatus: OrderStatus;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
   Subscription: ResolverTypeWrapper<Record<PropertyKey, never>>;
@@ -157,10 +260,14 @@ export type ResolversTypes = {
 /** Mapping between all available schema types and the resolvers parents */
 export type ResolversParentTypes = {
   Boolean: Scalars['Boolean']['output'];
+  Float: Scalars['Float']['output'];
   ID: Scalars['ID']['output'];
   Int: Scalars['Int']['output'];
   Message: MessageRow;
   Mutation: Record<PropertyKey, never>;
+  Notification: NotificationModel;
+  Order: OrderModel;
+  OrderItem: OrderItemModel;
   Query: Record<PropertyKey, never>;
   String: Scalars['String']['output'];
   Subscription: Record<PropertyKey, never>;
@@ -175,20 +282,53 @@ export type MessageResolvers<ContextType = GraphQLContext, ParentType extends Re
 };
 
 export type MutationResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
+  markNotificationRead: Resolver<ResolversTypes['Notification'], ParentType, ContextType, RequireFields<MutationMarkNotificationReadArgs, 'id'>>;
   sendMessage: Resolver<ResolversTypes['Message'], ParentType, ContextType, RequireFields<MutationSendMessageArgs, 'author' | 'chatId' | 'text'>>;
+};
+
+export type NotificationResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Notification'] = ResolversParentTypes['Notification']> = {
+  body?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  kind?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  read?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  title?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type OrderResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Order'] = ResolversParentTypes['Order']> = {
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  items?: Resolver<Array<ResolversTypes['OrderItem']>, ParentType, ContextType>;
+  status?: Resolver<ResolversTypes['OrderStatus'], ParentType, ContextType>;
+  total?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  userId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+};
+
+export type OrderItemResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['OrderItem'] = ResolversParentTypes['OrderItem']> = {
+  productId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  quantity?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  unitPrice?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
 };
 
 export type QueryResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = {
   messages: Resolver<Array<ResolversTypes['Message']>, ParentType, ContextType, RequireFields<QueryMessagesArgs, 'limit'>>;
+  notifications: Resolver<Array<ResolversTypes['Notification']>, ParentType, ContextType, RequireFields<QueryNotificationsArgs, 'limit' | 'unreadOnly'>>;
+  order: Resolver<Maybe<ResolversTypes['Order']>, ParentType, ContextType, RequireFields<QueryOrderArgs, 'id'>>;
 };
 
 export type SubscriptionResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Subscription'] = ResolversParentTypes['Subscription']> = {
   messageAdded: SubscriptionResolver<ResolversTypes['Message'], "messageAdded", ParentType, ContextType, Partial<SubscriptionMessageAddedArgs>>;
+  notificationAdded: SubscriptionResolver<ResolversTypes['Notification'], "notificationAdded", ParentType, ContextType>;
+  orderUpdated: SubscriptionResolver<ResolversTypes['Order'], "orderUpdated", ParentType, ContextType, RequireFields<SubscriptionOrderUpdatedArgs, 'orderId'>>;
 };
 
 export type Resolvers<ContextType = GraphQLContext> = {
   Message?: MessageResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;
+  Notification?: NotificationResolvers<ContextType>;
+  Order?: OrderResolvers<ContextType>;
+  OrderItem?: OrderItemResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
   Subscription?: SubscriptionResolvers<ContextType>;
 };

@@ -71,6 +71,174 @@ export interface paths {
         patch: operations["updateProduct"];
         trace?: never;
     };
+    "/orders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List orders
+         * @description The caller's own orders, newest first (ties broken by `id` descending); an
+         *     admin sees every user's. `status` keeps only the orders in that state. A page
+         *     past the last one is an empty page with correct figures.
+         */
+        get: operations["listOrders"];
+        put?: never;
+        /**
+         * Place an order
+         * @description Creates a `PENDING` order for the caller, each item priced as the product is
+         *     priced now, and takes its quantities from stock, all in one transaction: when
+         *     any product lacks the stock, the answer is 409 and no stock is taken from any.
+         *     An unknown or deleted product answers 422. Lines naming one product more than
+         *     once are merged into one line of the summed quantity.
+         *
+         *     With `Idempotency-Key`, a retry is safe: the same key from the same user with
+         *     the same body answers the first response again (status, body and `Location`,
+         *     with `Idempotent-Replayed: true`) and creates nothing. See the header.
+         */
+        post: operations["createOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/orders/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Order id. */
+                id: components["parameters"]["OrderId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read an order
+         * @description The caller's own order, or any order for an admin; another user's answers 403.
+         */
+        get: operations["getOrder"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Move an order along its status graph
+         * @description Admins only. `PENDING → PAID → SHIPPED → DELIVERED`, and `CANCELLED` from
+         *     `PENDING` or `PAID` (which puts the stock back, as `POST /orders/{id}/cancel`
+         *     does). Any other change, the current status included, answers 409. The owner is
+         *     notified of every change, and `orderUpdated` subscribers receive it.
+         */
+        patch: operations["updateOrderStatus"];
+        trace?: never;
+    };
+    "/orders/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Order id. */
+                id: components["parameters"]["OrderId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel an order
+         * @description The owner or an admin cancels a `PENDING` or `PAID` order; its items go back to
+         *     stock, once, however many cancels race. Any other status answers 409; another
+         *     user's order 403.
+         */
+        post: operations["cancelOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/notifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the caller's notifications
+         * @description The caller's own notifications, newest first; `unread=true` keeps those not
+         *     marked read. The same ones arrive live on the GraphQL `notificationAdded`
+         *     subscription.
+         */
+        get: operations["listNotifications"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/notifications/{id}/read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Notification id. */
+                id: components["parameters"]["NotificationId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark a notification read
+         * @description Marks one of the caller's notifications read; marking it again changes nothing.
+         *     Another user's notification answers 404, as one that does not exist: its
+         *     existence is not the caller's to learn.
+         */
+        post: operations["markNotificationRead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/payments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive a payment provider's event
+         * @description Signed with `WEBHOOK_SECRET` (see the `webhookSignature` scheme): a missing or
+         *     wrong signature, or an `X-Webhook-Timestamp` more than 5 minutes from the
+         *     server's clock, answers 401 and changes nothing. Without `WEBHOOK_SECRET` the
+         *     service accepts no webhook (503).
+         *
+         *     Each delivery is applied once: `X-Webhook-Id` is remembered (in the database, so
+         *     on every instance and across restarts), and a repeat answers 200 with
+         *     `duplicate: true` without applying it again.
+         *
+         *     `payment.succeeded` with `data.orderId` marks a `PENDING` order `PAID`. An event
+         *     that cannot apply (an order in another status or unknown, a type this service
+         *     does not act on) is acknowledged and recorded, with `applied: false`, so the
+         *     provider does not retry it.
+         */
+        post: operations["receivePaymentWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/users": {
         parameters: {
             query?: never;
@@ -326,6 +494,120 @@ export interface components {
         TokenPairEnvelope: {
             data: components["schemas"]["TokenPair"];
         };
+        /**
+         * @description `PENDING → PAID → SHIPPED → DELIVERED`, or `CANCELLED` from `PENDING` or `PAID`.
+         * @enum {string}
+         */
+        OrderStatus: "PENDING" | "PAID" | "SHIPPED" | "DELIVERED" | "CANCELLED";
+        Order: {
+            /** Format: int32 */
+            id: number;
+            /**
+             * Format: int32
+             * @description The user who placed it.
+             */
+            userId: number;
+            status: components["schemas"]["OrderStatus"];
+            items: components["schemas"]["OrderItem"][];
+            /** @description Sum of quantity × unitPrice over the items, to the cent. */
+            total: number;
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the status last changed (the creation time until then).
+             */
+            updatedAt: string;
+        };
+        OrderItem: {
+            /** Format: int32 */
+            productId: number;
+            /** Format: int32 */
+            quantity: number;
+            /** @description The product's price when the order was placed. */
+            unitPrice: number;
+        };
+        OrderCreate: {
+            items: components["schemas"]["OrderLine"][];
+        };
+        OrderLine: {
+            /** Format: int32 */
+            productId: number;
+            /** Format: int32 */
+            quantity: number;
+        };
+        OrderStatusUpdate: {
+            status: components["schemas"]["OrderStatus"];
+        };
+        OrderEnvelope: {
+            data: components["schemas"]["Order"];
+        };
+        OrderListEnvelope: {
+            data: components["schemas"]["Order"][];
+            pagination: components["schemas"]["PagePagination"];
+        };
+        PagePagination: {
+            /** Format: int32 */
+            page: number;
+            /** Format: int32 */
+            limit: number;
+            /**
+             * Format: int32
+             * @description Items that match the filters, on every page.
+             */
+            total: number;
+            /**
+             * Format: int32
+             * @description ceil(total / limit).
+             */
+            pages: number;
+            /** @description page * limit < total. */
+            hasNext: boolean;
+            /** @description page > 1. */
+            hasPrev: boolean;
+        };
+        Notification: {
+            /** Format: int32 */
+            id: number;
+            kind: components["schemas"]["NotificationKind"];
+            title: string;
+            body: string;
+            read: boolean;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        /** @description What it is about; today `order.paid`, `order.shipped`, `order.delivered` and `order.cancelled`. More kinds may come: treat one you do not know as generic. */
+        NotificationKind: string;
+        NotificationEnvelope: {
+            data: components["schemas"]["Notification"];
+        };
+        NotificationListEnvelope: {
+            data: components["schemas"]["Notification"][];
+            pagination: components["schemas"]["PagePagination"];
+        };
+        /** @description An event of the payment provider. Fields beyond these are the provider's and are kept, not refused. */
+        WebhookEvent: {
+            /** @description The provider's id of the event. */
+            id: string;
+            /** @description `payment.succeeded` is acted on; other types are acknowledged. */
+            type: string;
+            /** @description `{ orderId }` for `payment.succeeded`. */
+            data: {
+                /** Format: int32 */
+                orderId?: number;
+            };
+        };
+        WebhookReceipt: {
+            /** @description The delivery's `X-Webhook-Id`. */
+            id: string;
+            /** @description This delivery had been received before; it was not applied again. */
+            duplicate: boolean;
+            /** @description Whether the event changed anything (when it was first received, for a repeat). */
+            applied: boolean;
+        };
+        WebhookReceiptEnvelope: {
+            data: components["schemas"]["WebhookReceipt"];
+        };
         Health: {
             /** @enum {string} */
             status: "ok";
@@ -476,6 +758,42 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
+        /** @description A product lacks the stock for its quantity (`CONFLICT`); no stock was taken from any. */
+        OutOfStock: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description A product is unknown or deleted, the total is beyond what an order may hold, or the `Idempotency-Key` was used with another body (`UNPROCESSABLE`). */
+        OrderUnprocessable: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description The order's status does not allow this change (`CONFLICT`). */
+        StatusConflict: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
         /** @description An unexpected failure (`INTERNAL`); the details are in the server log under the request id. */
         Internal: {
             headers: {
@@ -518,6 +836,16 @@ export interface components {
         };
     };
     parameters: {
+        /** @description A key the client makes unique per intended order (a UUID, say), 1 to 255 printable ASCII characters. The first request with it is carried out; for 24 hours, the same key from the same user with the same body answers that first response again, and with another body answers 422. Only a placed order is remembered: a refused request (400, 409, 422) may be retried with its key. Concurrent requests with one key wait for the first and then replay it. */
+        IdempotencyKey: string;
+        /** @description Order id. */
+        OrderId: number;
+        /** @description Notification id. */
+        NotificationId: number;
+        /** @description Keep only the orders in this status. */
+        OrderStatusFilter: components["schemas"]["OrderStatus"];
+        /** @description `true` keeps only the notifications not marked read. */
+        UnreadOnly: boolean;
         /** @description ETags the client holds; when one is current the answer is 304 with no body. */
         IfNoneMatch: string;
         /** @description Product id. */
@@ -539,6 +867,8 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /** @description `true` when the response is the stored first answer to a request with the same `Idempotency-Key`, not a new order. */
+        "Idempotent-Replayed": "true";
         /** @description `public, max-age=N`: any cache (browser, proxy, CDN) may keep the body for N seconds, as long as the service keeps it in its own cache (`CACHE_TTL_SECONDS`, 5 by default), and revalidate it after that with `If-None-Match`. The service's own cache is invalidated by every write, so a client that must see its own write at once sends `Cache-Control: no-cache` to its cache, or revalidates. With the service's cache off, `public, no-cache`: a copy is revalidated before every use. */
         "Cache-Control-Public": string;
         /** @description `no-store`: the body holds credentials, which no cache (browser, proxy) may keep. */
@@ -746,6 +1076,310 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             410: components["responses"]["Gone"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listOrders: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1; not together with `cursor` (400). The items before the page are read and skipped, so a deep page is slow where `cursor` is not. */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Keep only the orders in this status. */
+                status?: components["parameters"]["OrderStatusFilter"];
+            };
+            header?: {
+                /** @description ETags the client holds; when one is current the answer is 304 with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of orders. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderListEnvelope"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createOrder: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A key the client makes unique per intended order (a UUID, say), 1 to 255 printable ASCII characters. The first request with it is carried out; for 24 hours, the same key from the same user with the same body answers that first response again, and with another body answers 422. Only a placed order is remembered: a refused request (400, 409, 422) may be retried with its key. Concurrent requests with one key wait for the first and then replay it. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderCreate"];
+            };
+        };
+        responses: {
+            /** @description The order placed, or, for a repeated `Idempotency-Key`, the one placed first. */
+            201: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            409: components["responses"]["OutOfStock"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["OrderUnprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getOrder: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETags the client holds; when one is current the answer is 304 with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /** @description Order id. */
+                id: components["parameters"]["OrderId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The order. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderEnvelope"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateOrderStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Order id. */
+                id: components["parameters"]["OrderId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderStatusUpdate"];
+            };
+        };
+        responses: {
+            /** @description The order in its new status. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["StatusConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    cancelOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Order id. */
+                id: components["parameters"]["OrderId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cancelled order. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["StatusConflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listNotifications: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1; not together with `cursor` (400). The items before the page are read and skipped, so a deep page is slow where `cursor` is not. */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. */
+                limit?: components["parameters"]["Limit"];
+                /** @description `true` keeps only the notifications not marked read. */
+                unread?: components["parameters"]["UnreadOnly"];
+            };
+            header?: {
+                /** @description ETags the client holds; when one is current the answer is 304 with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of notifications. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationListEnvelope"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    markNotificationRead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Notification id. */
+                id: components["parameters"]["NotificationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The notification, read. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    receivePaymentWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description When the provider signed the delivery, in unix seconds. */
+                "X-Webhook-Timestamp": string;
+                /** @description The delivery's id, the same on every retry of it. */
+                "X-Webhook-Id": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEvent"];
+            };
+        };
+        responses: {
+            /** @description Received, applied or not, first time or repeat. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookReceiptEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];

@@ -120,7 +120,7 @@ export async function buildApp(deps: AppDependencies, config: Config) {
   })
   await app.register(openapiRoutesPlugin, {
     handlers,
-    securityHandlers: createSecurityHandlers(accessTokens),
+    securityHandlers: createSecurityHandlers(accessTokens, config.webhookSecret),
   })
   return app
 }

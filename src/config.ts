@@ -39,6 +39,7 @@ const environmentSchema = {
     KEEP_ALIVE_TIMEOUT: { type: 'integer', minimum: 1, default: 72_000 },
     WS_SOCKETS_PER_CALLER: { type: 'integer', minimum: 0, default: 50 },
     CACHE_TTL_SECONDS: { type: 'integer', minimum: 0, maximum: 3600, default: 5 },
+    WEBHOOK_SECRET: { type: 'string', minLength: 16, maxLength: 512 },
   },
 } as const
 
@@ -70,6 +71,7 @@ interface Environment {
   KEEP_ALIVE_TIMEOUT: number
   WS_SOCKETS_PER_CALLER: number
   CACHE_TTL_SECONDS: number
+  WEBHOOK_SECRET?: string
 }
 
 export interface Config {
@@ -122,6 +124,8 @@ export interface Config {
    * or proxy (Cache-Control); 0 turns the cache off.
    */
   readCacheTtlSeconds: number
+  /** The key payment providers sign their webhooks with; without it none is accepted. */
+  webhookSecret: string | undefined
   auth: {
     jwtSecret: string
     accessTokenTtlSeconds: number
@@ -185,6 +189,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     socketsPerCaller:
       values.RATE_LIMIT_MAX === 0 ? undefined : values.WS_SOCKETS_PER_CALLER || undefined,
     readCacheTtlSeconds: values.CACHE_TTL_SECONDS,
+    webhookSecret: values.WEBHOOK_SECRET,
     auth: {
       jwtSecret: values.JWT_SECRET ?? randomBytes(48).toString('base64url'),
       accessTokenTtlSeconds: values.ACCESS_TOKEN_TTL,

@@ -49,6 +49,7 @@ describe('configuration', () => {
       KEEP_ALIVE_TIMEOUT: '650000',
       WS_SOCKETS_PER_CALLER: '500',
       CACHE_TTL_SECONDS: '0',
+      WEBHOOK_SECRET: 'a-webhook-secret-of-some-length',
     })
     expect(config).toMatchObject({
       port: 8080,
@@ -68,6 +69,7 @@ describe('configuration', () => {
       },
       socketsPerCaller: 500,
       readCacheTtlSeconds: 0,
+      webhookSecret: 'a-webhook-secret-of-some-length',
       auth: {
         jwtSecret: 's'.repeat(32),
         accessTokenTtlSeconds: 60,
@@ -134,6 +136,7 @@ describe('configuration', () => {
     [{ WS_SOCKETS_PER_CALLER: '-1' }, 'WS_SOCKETS_PER_CALLER'],
     [{ CACHE_TTL_SECONDS: '3601' }, 'CACHE_TTL_SECONDS'],
     [{ CACHE_TTL_SECONDS: '1.5' }, 'CACHE_TTL_SECONDS'],
+    [{ WEBHOOK_SECRET: 'too-short' }, 'WEBHOOK_SECRET'],
     [{ PORT: '70000' }, 'PORT'],
     [{ DATABASE_URL: 'mysql://db' }, 'DATABASE_URL'],
     [{ JWT_SECRET: 'short' }, 'JWT_SECRET'],

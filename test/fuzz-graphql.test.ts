@@ -13,7 +13,7 @@ import { storedDataProblems } from './helpers/fuzz/invariants.js'
 import { FUZZ, fuzz, PROPERTY_TIMEOUT_MS } from './helpers/fuzz/settings.js'
 import { createWorld, type World } from './helpers/fuzz/world.js'
 
-/** A message's id, as `before` takes it: decimal digits of a positive int32. */
+/** A message's or notification's id, as `before` takes it: decimal digits of a positive int32. */
 const messageIds = fc.integer({ min: 1, max: 2 ** 31 - 1 }).map(String)
 const notMessageIds = fc.constantFrom(
   'abc',
@@ -27,11 +27,29 @@ const notMessageIds = fc.constantFrom(
   '',
 )
 
+/**
+ * Ids of the world's rows (its orders, and the notifications their changes made), any
+ * other, and text no row's id is: an order or notification is found, or NOT_FOUND.
+ */
+const rowIds = (world: World) =>
+  fc.oneof(
+    fc.constantFrom(...world.orderIds),
+    fc.integer({ min: 1, max: 5 }).map(String),
+    messageIds,
+    notMessageIds,
+  )
+
 const generationOf = (world: World): GraphqlGeneration => ({
   tokens: world.tokens,
   hints: {
-    values: { 'messages.before': messageIds },
-    invalid: { 'messages.before': notMessageIds },
+    values: {
+      'messages.before': messageIds,
+      'notifications.before': fc.oneof(fc.integer({ min: 1, max: 5 }).map(String), messageIds),
+      'order.id': rowIds(world),
+      'orderUpdated.orderId': rowIds(world),
+      'markNotificationRead.id': rowIds(world),
+    },
+    invalid: { 'messages.before': notMessageIds, 'notifications.before': notMessageIds },
   },
 })
 

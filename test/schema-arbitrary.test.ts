@@ -56,10 +56,8 @@ describe('values generated from openapi.yaml', () => {
       { type: 'object', properties: { [parameter.name]: parameter.schema } },
       httpPart,
     )
-    const values =
-      parameter.in === 'header' ? fc.constantFrom('*', '"abc"') : validValues(parameter.schema)
     fc.assert(
-      fc.property(values, (value) => {
+      fc.property(validValues(parameter.schema), (value) => {
         expect(validate({ [name]: String(value) }), JSON.stringify(validate.errors)).toBe(true)
       }),
       { numRuns: RUNS, seed: SEED },

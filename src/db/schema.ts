@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm'
 import {
   bigint,
+  boolean,
   check,
   index,
   integer,
@@ -8,6 +9,7 @@ import {
   numeric,
   pgEnum,
   pgTable,
+  primaryKey,
   text,
   timestamp,
   uniqueIndex,
@@ -125,8 +127,115 @@ export const outbox = pgTable(
   ],
 )
 
+export const orderStatuses = pgEnum('order_status', [
+  'PENDING',
+  'PAID',
+  'SHIPPED',
+  'DELIVERED',
+  'CANCELLED',
+])
+
+export const orders = pgTable(
+  'orders',
+  {
+    id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+    userId: integer('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    status: orderStatuses('status').notNull().default('PENDING'),
+    // Summed from the items when placed; at most what 12 digits before the point hold.
+    total: numeric('total', { precision: 14, scale: 2, mode: 'number' }).notNull(),
+    createdAt: instant('created_at').notNull().defaultNow(),
+    updatedAt: instant('updated_at').notNull().defaultNow(),
+  },
+  // A user's orders newest first; every user's (an admin's list) use the key.
+  (table) => [
+    index('orders_user_order_idx').on(table.userId, table.createdAt.desc(), table.id.desc()),
+    index('orders_order_idx').on(table.createdAt.desc(), table.id.desc()),
+  ],
+)
+
+// One line per product (repeated lines are merged when placed), priced when placed.
+export const orderItems = pgTable(
+  'order_items',
+  {
+    orderId: integer('order_id')
+      .notNull()
+      .references(() => orders.id, { onDelete: 'cascade' }),
+    productId: integer('product_id')
+      .notNull()
+      .references(() => products.id),
+    quantity: integer('quantity').notNull(),
+    unitPrice: numeric('unit_price', { precision: 12, scale: 2, mode: 'number' }).notNull(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.orderId, table.productId] }),
+    check('order_items_quantity_positive', sql`${table.quantity} > 0`),
+  ],
+)
+
+/**
+ * The first answer to a request with an Idempotency-Key, kept 24 hours to be replayed to
+ * a retry. The row is written in the transaction of the order it answers: a retry that
+ * arrives meanwhile waits on the key, then replays.
+ */
+export const idempotencyKeys = pgTable(
+  'idempotency_keys',
+  {
+    userId: integer('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    key: text('key').notNull(),
+    requestHash: text('request_hash').notNull(),
+    // Null only inside the transaction that claimed the key, until it stores its answer.
+    statusCode: integer('status_code'),
+    response: jsonb('response'),
+    createdAt: instant('created_at').notNull().defaultNow(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.userId, table.key] }),
+    index('idempotency_keys_created_at_idx').on(table.createdAt),
+  ],
+)
+
+export const notifications = pgTable(
+  'notifications',
+  {
+    id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+    userId: integer('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    kind: text('kind').notNull(),
+    title: text('title').notNull(),
+    body: text('body').notNull(),
+    read: boolean('read').notNull().default(false),
+    createdAt: instant('created_at').notNull().defaultNow(),
+  },
+  // A user's newest first, and paging back by id.
+  (table) => [index('notifications_user_idx').on(table.userId, table.id.desc())],
+)
+
+/**
+ * Every webhook delivery received, by the sender's delivery id: a repeat finds its row
+ * and is acknowledged without being applied again, on any instance, after any restart.
+ */
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    source: text('source').notNull(),
+    deliveryId: text('delivery_id').notNull(),
+    eventType: text('event_type').notNull(),
+    applied: boolean('applied').notNull(),
+    receivedAt: instant('received_at').notNull().defaultNow(),
+  },
+  (table) => [primaryKey({ columns: [table.source, table.deliveryId] })],
+)
+
 export type ProductRow = typeof products.$inferSelect
 export type UserRow = typeof users.$inferSelect
 export type RefreshTokenRow = typeof refreshTokens.$inferSelect
 export type MessageRow = typeof messages.$inferSelect
 export type OutboxRow = typeof outbox.$inferSelect
+export type OrderRow = typeof orders.$inferSelect
+export type OrderItemRow = typeof orderItems.$inferSelect
+export type NotificationRow = typeof notifications.$inferSelect

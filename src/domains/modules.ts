@@ -3,6 +3,9 @@ import { createCatalogModule } from './catalog/catalog-module.js'
 import { createChatModule } from './chat/chat-module.js'
 import { createHealthModule } from './health/health-module.js'
 import { completeModules, type Infrastructure } from './module.js'
+import { createNotificationsModule } from './notifications/notifications-module.js'
+import { createOrdersModule } from './orders/orders-module.js'
+import { createPaymentsModule } from './payments/payments-module.js'
 import { createUsersModule } from './users/users-module.js'
 
 /**
@@ -13,11 +16,20 @@ import { createUsersModule } from './users/users-module.js'
 export function createDomainModules(infrastructure: Infrastructure) {
   const auth = createAuthModule(infrastructure)
   const users = createUsersModule(infrastructure, { sessions: auth.sessions })
+  const catalog = createCatalogModule(infrastructure)
+  const notifications = createNotificationsModule(infrastructure)
+  const orders = createOrdersModule(infrastructure, {
+    inventory: catalog.inventory,
+    notifier: notifications.notifier,
+  })
   return completeModules([
     createHealthModule(infrastructure),
     auth,
     users,
-    createCatalogModule(infrastructure),
+    catalog,
     createChatModule(infrastructure, { accounts: users.accounts }),
+    notifications,
+    orders,
+    createPaymentsModule(infrastructure, { orders: orders.payments }),
   ])
 }

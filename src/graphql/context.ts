@@ -71,3 +71,9 @@ export type ContextFactory = ReturnType<typeof createContextFactory>
 export function beforeExecution(context: GraphQLContext): void {
   if (context.tokenError) throw context.tokenError
 }
+
+/** The signed-in caller of a field that needs a token; UNAUTHENTICATED without one. */
+export function callerOf(context: Pick<GraphQLContext, 'principal'>): Principal {
+  if (!context.principal) throw unauthenticated('This field needs a token: sign in first')
+  return context.principal
+}

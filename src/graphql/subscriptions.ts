@@ -1,8 +1,24 @@
 import type { Resolvers } from '../../generated/graphql.js'
+import type { EventBus, Topic } from '../platform/events.js'
 import type { GraphQLContext } from './context.js'
 import { LIMITS, limitError } from './limits.js'
 
 export const TOO_MANY_SUBSCRIPTIONS = 'TOO_MANY_SUBSCRIPTIONS'
+
+/** Events held for one subscriber before it counts as too slow and is cut off. */
+const MAX_QUEUED_EVENTS = 1000
+
+/** A subscriber's events of one topic; one that falls too far behind loses its socket. */
+export function followTopic<Event>(
+  events: Pick<EventBus, 'subscribe'>,
+  topic: Topic<Event>,
+  context: Pick<GraphQLContext, 'closeSlowConsumer'>,
+) {
+  return events.subscribe(topic, {
+    maxQueued: MAX_QUEUED_EVENTS,
+    onOverflow: () => context.closeSlowConsumer?.(),
+  })
+}
 
 /**
  * The live subscriptions of one WebSocket, whichever subprotocol carries them. They are

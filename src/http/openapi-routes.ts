@@ -3,6 +3,7 @@ import openapiGlue from 'fastify-openapi-glue'
 import { openapiPath } from '../paths.js'
 import { badRequest } from '../platform/errors.js'
 import type { OperationId, ServiceHandlers } from './operations.js'
+import { keepRawBody } from './raw-body.js'
 import type { SecurityHandlers } from './security.js'
 
 export const specificationPath = openapiPath
@@ -19,10 +20,14 @@ async function openapiRoutes(app: FastifyInstance, options: OpenapiRoutesOptions
   // schema checked (the body schemas apply to application/json): refused with 415.
   app.removeContentTypeParser('text/plain')
   // The glue checks security in preHandler, after the body is validated; a caller
-  // without a token must hear 401, not what is wrong with its body, so check first.
+  // without a token must hear 401, not what is wrong with its body, so check first: on
+  // request, or, for a signature over the body's bytes, once they are read.
   app.addHook('onRoute', (route) => {
+    const signedBody = route.config?.rawBody === true
+    if (signedBody) route.preParsing = [route.preParsing ?? [], keepRawBody].flat() as never
     if (route.preHandler) {
-      route.onRequest = [route.onRequest ?? [], route.preHandler].flat() as never
+      const stage = signedBody ? 'preValidation' : 'onRequest'
+      route[stage] = [route[stage] ?? [], route.preHandler].flat() as never
       route.preHandler = undefined
     }
     // Without a body (and so without a Content-Type) no schema runs at all.

@@ -5,7 +5,8 @@ import {
   type Principal,
   type Role,
 } from '../platform/access-tokens.js'
-import { forbidden, unauthenticated } from '../platform/errors.js'
+import { forbidden, unauthenticated, unavailable } from '../platform/errors.js'
+import { verifyWebhookSignature } from '../platform/webhook-signatures.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -18,8 +19,18 @@ declare module 'fastify' {
  * One handler per security scheme of openapi.yaml. A requirement's list names the
  * roles allowed (`bearerAuth: [admin]`); an empty list admits any valid token.
  */
-export function createSecurityHandlers(accessTokens: AccessTokens) {
+export function createSecurityHandlers(accessTokens: AccessTokens, webhookSecret?: string) {
   return {
+    /** Runs once the body's bytes are read (see openapi-routes.ts). */
+    async webhookSignature(request: FastifyRequest) {
+      if (!webhookSecret) throw unavailable('Webhooks are not configured here (WEBHOOK_SECRET)')
+      verifyWebhookSignature(webhookSecret, {
+        timestamp: headerOf(request, 'x-webhook-timestamp'),
+        signature: headerOf(request, 'x-webhook-signature'),
+        body: request.rawBody ?? Buffer.alloc(0),
+      })
+    },
+
     async bearerAuth(request: FastifyRequest, _reply: unknown, roles: Role[]) {
       const principal = accessTokens.verify(bearerToken(request))
       if (roles.length > 0 && !roles.includes(principal.role)) {
@@ -38,6 +49,12 @@ function bearerToken(request: FastifyRequest): string {
   const token = bearerTokenOf(header)
   if (!token) throw unauthenticated('The Authorization header must be "Bearer <token>"')
   return token
+}
+
+/** A header sent once; a repeated one counts as absent. */
+function headerOf(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name]
+  return typeof value === 'string' ? value : undefined
 }
 
 /** The caller of an operation whose spec requires bearerAuth. */

@@ -129,3 +129,9 @@ export function readableTextProblem(text: string): string | undefined {
   if (text.trim() === '') return 'must not be blank'
   return undefined
 }
+
+/** A GraphQL ID as the integer id of a row: undefined for anything no row can have. */
+export function rowIdOf(id: string): number | undefined {
+  const value = Number(id)
+  return /^[1-9]\d{0,9}$/.test(id) && value <= 2 ** 31 - 1 ? value : undefined
+}

@@ -5,12 +5,14 @@ import { completeModules, type Infrastructure } from '../../src/domains/module.j
 import { createDomainModules } from '../../src/domains/modules.js'
 
 export function moduleListChecks(infrastructure: Infrastructure) {
-  const [health, auth, users, catalog, chat] = createDomainModules(infrastructure)
+  const [health, auth, users, catalog, chat, notifications, orders, payments] =
+    createDomainModules(infrastructure)
+  const rest = [notifications, orders, payments] as const
   // @ts-expect-error -- the chat module is missing: Query.messages has no resolver.
-  completeModules([health, auth, users, catalog])
+  completeModules([health, auth, users, catalog, ...rest])
   // @ts-expect-error -- the catalog module is missing: listProducts has no handler.
-  completeModules([health, auth, users, chat])
+  completeModules([health, auth, users, chat, ...rest])
   // @ts-expect-error -- health twice: getHealth and getReadiness are answered twice.
-  completeModules([health, health, auth, users, catalog, chat])
-  return completeModules([health, auth, users, catalog, chat])
+  completeModules([health, health, auth, users, catalog, chat, ...rest])
+  return completeModules([health, auth, users, catalog, chat, ...rest])
 }

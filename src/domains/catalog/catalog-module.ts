@@ -1,4 +1,5 @@
 import type { Infrastructure } from '../module.js'
+import { createInventory } from './inventory.js'
 import { withReadCache } from './products-cache.js'
 import { createProductHandlers } from './products-handlers.js'
 import { createProductsRepository } from './products-repository.js'
@@ -12,5 +13,10 @@ export function createCatalogModule({
   const products = createProductsService({
     products: withReadCache(createProductsRepository(database.db), readCache),
   })
-  return { name: 'catalog', handlers: createProductHandlers(products, readCache.ttlSeconds) }
+  return {
+    name: 'catalog',
+    handlers: createProductHandlers(products, readCache.ttlSeconds),
+    /** The stock, as orders take it and give it back inside their own transactions. */
+    inventory: createInventory(readCache),
+  }
 }

@@ -8,6 +8,9 @@ type ProductPageRows = Awaited<ReturnType<ProductsRepository['listPage']>>
 const LISTS = 'products'
 const productReference = (id: number) => `product:${id}`
 
+/** What a change to these products makes stale: their own reads, and every list. */
+export const productReferences = (ids: readonly number[]) => [LISTS, ...ids.map(productReference)]
+
 /**
  * The repository with its reads served from the shared cache: every write invalidates
  * the lists and the product it touched once it has committed (each statement commits on
@@ -30,7 +33,7 @@ export function withReadCache(
     async (id: number) => (await repository.findById(id)) ?? null,
   )
   // Only a write that changed a row makes entries stale: a miss (404) invalidates nothing.
-  const invalidate = (id: number) => cache.invalidate([LISTS, productReference(id)])
+  const invalidate = (id: number) => cache.invalidate(productReferences([id]))
 
   return {
     ...repository,

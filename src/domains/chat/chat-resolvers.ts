@@ -1,10 +1,8 @@
+import { followTopic } from '../../graphql/subscriptions.js'
 import type { EventBus } from '../../platform/events.js'
 import type { DomainResolvers } from '../module.js'
 import { chatTopics, fromMessageEvent, type MessageAddedEvent } from './chat-topics.js'
 import type { MessagesService } from './messages-service.js'
-
-/** Events held for one subscriber before it counts as too slow and is cut off. */
-export const MAX_QUEUED_EVENTS = 1000
 
 export function createChatResolvers(
   messages: MessagesService,
@@ -25,9 +23,10 @@ export function createChatResolvers(
       messageAdded: {
         subscribe: (_root, { chatId }, context) => {
           messages.assertFollowable(chatId)
-          return events.subscribe(
+          return followTopic(
+            events,
             chatId == null ? chatTopics.everyMessageAdded : chatTopics.messageAdded(chatId),
-            { maxQueued: MAX_QUEUED_EVENTS, onOverflow: () => context.closeSlowConsumer?.() },
+            context,
           )
         },
         resolve: (event: MessageAddedEvent) => fromMessageEvent(event.messageAdded),

@@ -1,7 +1,7 @@
 import type { MessageRow } from '../../db/schema.js'
 import type { Principal } from '../../platform/access-tokens.js'
 import { assertValidFields, unauthenticated } from '../../platform/errors.js'
-import { isStorableText, readableTextProblem } from '../../platform/input-rules.js'
+import { isStorableText, readableTextProblem, rowIdOf } from '../../platform/input-rules.js'
 import type { Outbox } from '../../platform/outbox.js'
 import { chatTopics, fromMessageEvent } from './chat-topics.js'
 import type { MessagesRepository } from './messages-repository.js'
@@ -72,11 +72,10 @@ export function createMessagesService({ messages, outbox, accounts }: Dependenci
     /** The newest `limit` messages, oldest first; `before` pages back. */
     async list({ chatId, limit, before }: ListMessages): Promise<MessageRow[]> {
       const pageSize = limit ?? 100
-      const beforeId = before == null ? undefined : Number(before)
+      const beforeId = before == null ? undefined : rowIdOf(before)
       const validPageSize =
         Number.isInteger(pageSize) && pageSize >= LIMITS.page.min && pageSize <= LIMITS.page.max
-      const validBefore =
-        beforeId === undefined || (/^[1-9]\d{0,9}$/.test(String(before)) && beforeId <= 2 ** 31 - 1)
+      const validBefore = before == null || beforeId !== undefined
       assertValidFields({
         limit: validPageSize ? undefined : `must be from ${LIMITS.page.min} to ${LIMITS.page.max}`,
         before: validBefore ? undefined : 'must be the id of a message',

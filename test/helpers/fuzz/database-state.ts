@@ -1,5 +1,15 @@
-import { type SQL, sql } from 'drizzle-orm'
+import { asc, type SQL, sql } from 'drizzle-orm'
 import { type Database, rowsOf } from '../../../src/db/client.js'
+import {
+  type NotificationRow,
+  notifications,
+  type OrderItemRow,
+  type OrderRow,
+  orderItems,
+  orders,
+  type ProductRow,
+  products,
+} from '../../../src/db/schema.js'
 
 /** Rows of a raw statement, whichever driver ran it. */
 export async function rowsOfStatement<Row>(db: Database, statement: SQL): Promise<Row[]> {
@@ -7,10 +17,10 @@ export async function rowsOfStatement<Row>(db: Database, statement: SQL): Promis
 }
 
 /**
- * One digest of everything a request may store: products, users, messages and the
- * refresh tokens issued. A refused request must leave it as it was. A token's
- * revocation is left out: presenting a retired token is refused and, as documented,
- * revokes its session.
+ * One digest of everything a request may store: products, users, messages, orders and
+ * their items, notifications, Idempotency-Keys, webhook deliveries and the refresh tokens
+ * issued. A refused request must leave it as it was. A token's revocation is left out:
+ * presenting a retired token is refused and, as documented, revokes its session.
  */
 export async function storedState(db: Database): Promise<string> {
   const [row] = await rowsOfStatement<{ digest: string }>(
@@ -19,8 +29,41 @@ export async function storedState(db: Database): Promise<string> {
       (select md5(coalesce(string_agg(p::text, ',' order by p.id), '')) from products p),
       (select md5(coalesce(string_agg(u::text, ',' order by u.id), '')) from users u),
       (select md5(coalesce(string_agg(m::text, ',' order by m.id), '')) from messages m),
+      (select md5(coalesce(string_agg(o::text, ',' order by o.id), '')) from orders o),
+      (select md5(coalesce(string_agg(i::text, ',' order by i.order_id, i.product_id), ''))
+        from order_items i),
+      (select md5(coalesce(string_agg(n::text, ',' order by n.id), '')) from notifications n),
+      (select md5(coalesce(string_agg(k::text, ',' order by k.user_id, k.key), ''))
+        from idempotency_keys k),
+      (select md5(coalesce(string_agg(w::text, ',' order by w.source, w.delivery_id), ''))
+        from webhook_deliveries w),
       (select count(*) from refresh_tokens)
     ) as digest`,
   )
   return row?.digest ?? ''
+}
+
+export type StoredOrder = OrderRow & { items: OrderItemRow[] }
+
+/** The rows the orders' and notifications' rules are judged against, by id. */
+export interface StoredRows {
+  products: Map<number, ProductRow>
+  orders: Map<number, StoredOrder>
+  notifications: Map<number, NotificationRow>
+}
+
+const byId = <Row extends { id: number }>(rows: Row[]) => new Map(rows.map((row) => [row.id, row]))
+
+/** What is stored now: taken before a request, it says what the request must do. */
+export async function storedRows(db: Database): Promise<StoredRows> {
+  const productRows = await db.select().from(products)
+  const orderRows = await db.select().from(orders)
+  const itemRows = await db.select().from(orderItems).orderBy(asc(orderItems.productId))
+  const notificationRows = await db.select().from(notifications)
+  const itemsOf = (orderId: number) => itemRows.filter((item) => item.orderId === orderId)
+  return {
+    products: byId(productRows),
+    orders: byId(orderRows.map((order) => ({ ...order, items: itemsOf(order.id) }))),
+    notifications: byId(notificationRows),
+  }
 }

@@ -83,6 +83,13 @@ export const ignoredWhenSignedIn = (description: string | undefined | null) =>
   /ignored when the caller is signed in/i.test(description ?? '')
 
 /**
+ * A field only a signed-in caller may use: "Needs a token.", or, for `orderUpdated`,
+ * "Only its owner or an admin may follow it", which no caller without a token is.
+ */
+export const needsToken = (description: string | undefined | null) =>
+  /needs a token|only its owner or an admin/i.test(description ?? '')
+
+/**
  * Lengths and ranges that GraphQL's types cannot state, read from an argument's
  * description: "1 to 4000 characters", "How many messages, 1 to 1000.".
  */

@@ -168,8 +168,11 @@ export function documentFlaws(parts: DocumentParts): fc.Arbitrary<[GraphqlBody, 
     options.push(fc.constant(flawed({ declarations: [], call }, 'undeclared variable')))
   }
   if (parts.declarations.length > 0) {
+    // Another type than its own: Boolean, or Int for a Boolean (notifications' unreadOnly).
+    const other = (declaration: string) =>
+      /: Boolean!?$/.test(declaration) ? ': Int' : ': Boolean'
     const retyped = parts.declarations.map((each, i) =>
-      i === 0 ? each.replace(/: .*/, ': Boolean') : each,
+      i === 0 ? each.replace(/: .*/, other(each)) : each,
     )
     options.push(
       fc.constant(flawed({ declarations: retyped }, 'variable declared with another type')),

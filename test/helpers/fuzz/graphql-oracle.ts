@@ -4,13 +4,16 @@ import type {
   QueryResolvers,
   SubscriptionResolvers,
 } from '../../../generated/graphql.js'
+import type { NotificationRow } from '../../../src/db/schema.js'
 import { assertMatchesSpec } from '../contract.js'
-import { storedState } from './database-state.js'
+import { type StoredOrder, storedRows, storedState } from './database-state.js'
 import { ignoredWhenSignedIn } from './documented-rules.js'
+import { lookupRefusal, orderNamed, ownNotification, tokenRefusal } from './graphql-refusals.js'
 import type { GraphqlRequest } from './graphql-requests.js'
 import type { RootField } from './graphql-schema.js'
 import { argumentsBreakingRules } from './graphql-values.js'
-import type { World } from './world.js'
+import { notificationOf, orderOf } from './orders-model.js'
+import { accountOf, type World } from './world.js'
 
 export interface GraphqlError {
   message: string
@@ -104,6 +107,12 @@ async function judgeValid(
     expect(codes).toEqual(['BAD_USER_INPUT'])
     return true
   }
+  const unauthenticated = tokenRefusal(field, request.caller)
+  if (unauthenticated) {
+    // Before its arguments are read: the field says nothing to a caller without a token.
+    expect(codes, 'a field that needs a token answered without one').toEqual([unauthenticated])
+    return true
+  }
   const signedIn = request.caller === 'user' || request.caller === 'admin'
   const read = field.field.args.filter(
     (argument) => !(signedIn && ignoredWhenSignedIn(argument.description)),
@@ -116,6 +125,11 @@ async function judgeValid(
     for (const name of named) expect(breaking).toContain(name)
     return true
   }
+  const refusal = await lookupRefusal(world, field, request)
+  if (refusal) {
+    expect(codes, 'an order or notification the caller may not see').toEqual([refusal])
+    return true
+  }
   expect(answer.errors, 'valid arguments refused, and no documented rule says why').toEqual([])
   // The field's answer, under its alias when it has one.
   const [value] = Object.values(answer.data ?? {})
@@ -125,6 +139,34 @@ async function judgeValid(
 
 type RootFieldName = keyof QueryResolvers | keyof MutationResolvers | keyof SubscriptionResolvers
 type Expectation = (world: World, request: GraphqlRequest, data: any) => void | Promise<void>
+
+/** An order as GraphQL shows it: REST's, its ids as text. */
+function graphqlOrder(stored: StoredOrder) {
+  const order = orderOf(stored)
+  return {
+    ...order,
+    id: String(order.id),
+    userId: String(order.userId),
+    items: order.items.map((item) => ({ ...item, productId: String(item.productId) })),
+  }
+}
+
+const graphqlNotification = (row: NotificationRow) => ({
+  ...notificationOf(row),
+  id: String(row.id),
+})
+
+/** The caller's notifications, newest first, as `notifications` takes its arguments. */
+async function newestNotifications(world: World, request: GraphqlRequest) {
+  const { limit, before, unreadOnly } = request.args as Record<string, any>
+  const ownerId = accountOf(world, request.caller).id
+  const rows = [...(await storedRows(world.db)).notifications.values()]
+  return rows
+    .filter((row) => row.userId === ownerId && !(unreadOnly && row.read))
+    .filter((row) => before == null || row.id < Number(before))
+    .sort((a, b) => b.id - a.id)
+    .slice(0, limit ?? 20)
+}
 
 /**
  * What each root field answers valid arguments. Total over schema.graphql's root fields:
@@ -155,6 +197,32 @@ const graphqlExpectations = {
   },
 
   messageAdded() {
+    throw new Error('a subscription over HTTP is refused before its answer is judged')
+  },
+
+  async order(world, request, data) {
+    const stored = await orderNamed(world, (request.args as { id: unknown }).id)
+    expect(stored, 'an order answered for an id no order has').toBeDefined()
+    if (stored) expect(data).toEqual(graphqlOrder(stored))
+  },
+
+  async notifications(world, request, data) {
+    const expected = await newestNotifications(world, request)
+    expect(data).toEqual(expected.map(graphqlNotification))
+  },
+
+  async markNotificationRead(world, request, data) {
+    const { caller, args } = request
+    const row = await ownNotification(world, caller, (args as { id: unknown }).id)
+    expect(row?.read, 'marked read, and stored so').toBe(true)
+    if (row) expect(data).toEqual(graphqlNotification(row))
+  },
+
+  orderUpdated() {
+    throw new Error('a subscription over HTTP is refused before its answer is judged')
+  },
+
+  notificationAdded() {
     throw new Error('a subscription over HTTP is refused before its answer is judged')
   },
 } satisfies Record<RootFieldName, Expectation>

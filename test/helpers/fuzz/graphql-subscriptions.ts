@@ -2,7 +2,9 @@ import { expect } from 'vitest'
 import WebSocket from 'ws'
 import { wsUrl } from '../graphql.js'
 import { CLIENT_CODES } from './graphql-oracle.js'
+import { expectedRefusal } from './graphql-refusals.js'
 import type { GraphqlRequest } from './graphql-requests.js'
+import { rootFields } from './graphql-schema.js'
 import type { World } from './world.js'
 
 /** How long a subscription may take to start, or to be refused. */
@@ -86,8 +88,28 @@ function expectClientRefusal(refusal: unknown) {
 }
 
 /**
- * A subscription of valid arguments starts, whatever the chat; a flawed one is refused
- * as the client's fault, never closed as the server's (4500).
+ * Valid arguments start the subscription, unless the field refuses the caller: without
+ * a token, or an order the caller may not follow (refused as it starts, with the code).
+ */
+async function expectValidOutcome(world: World, request: GraphqlRequest, outcome: Outcome) {
+  const field = rootFields.find((each) => each.field.name === request.field)
+  if (!field) throw new Error(`schema.graphql has no root field ${request.field}`)
+  const refusal = await expectedRefusal(world, field, request)
+  if (!refusal) {
+    expect(outcome, 'a valid subscription must start').toEqual({ started: true })
+    return
+  }
+  const errors = 'refused' in outcome && Array.isArray(outcome.refused) ? outcome.refused : []
+  expect(
+    errors.map((error) => error.extensions?.code),
+    `refused with ${refusal}: ${JSON.stringify(outcome)}`,
+  ).toEqual([refusal])
+}
+
+/**
+ * A subscription of valid arguments starts, whatever the chat, unless its field refuses
+ * the caller; a flawed one is refused as the client's fault, never closed as the
+ * server's (4500).
  */
 export async function subscriptionExchange(world: World, request: GraphqlRequest) {
   const outcome = await subscribe(world, request)
@@ -96,10 +118,7 @@ export async function subscriptionExchange(world: World, request: GraphqlRequest
     expect(outcome).toMatchObject({ refused: { code: 4403 } })
     return
   }
-  if (!request.flaw) {
-    expect(outcome, 'a valid subscription must start').toEqual({ started: true })
-    return
-  }
+  if (!request.flaw) return expectValidOutcome(world, request, outcome)
   expect('refused' in outcome, 'a flawed subscription started').toBe(true)
   if ('refused' in outcome) expectClientRefusal(outcome.refused)
 }

@@ -5,8 +5,10 @@ import type { Database } from '../../../src/db/client.js'
 import { messages, productCounts, products, users } from '../../../src/db/schema.js'
 import { specification } from '../contract.js'
 import type { JsonSchema } from '../schema-arbitrary.js'
+import { storedRows } from './database-state.js'
 import { brokenRules, documentedRange } from './documented-rules.js'
 import { argumentOf } from './graphql-schema.js'
+import { orderOf, totalCents } from './orders-model.js'
 
 const ajv = new Ajv2020({ allErrors: true, strict: false })
 addFormats.default(ajv)
@@ -106,14 +108,28 @@ async function messageProblems(db: Database): Promise<string[]> {
   )
 }
 
+/** Orders as openapi.yaml's Order has them, their total the sum of their items. */
+async function orderProblems(db: Database): Promise<string[]> {
+  const orders = [...(await storedRows(db)).orders.values()].map(orderOf)
+  return orders.flatMap((order) => [
+    ...fitsSchema(component('Order'), order, `order ${order.id}`),
+    ...(Math.round(order.total * 100) === totalCents(order.items)
+      ? []
+      : [`order ${order.id}: total ${order.total}, not the sum of its items`]),
+    ...(order.updatedAt < order.createdAt ? [`order ${order.id}: updated before placed`] : []),
+  ])
+}
+
 /**
  * Everything stored obeys the specs' rules, whatever the fuzz run sent: products,
- * users and messages hold valid values, the live counts match the rows. Empty when so.
+ * users, messages and orders hold valid values, the live counts match the rows. Empty
+ * when so.
  */
 export async function storedDataProblems(db: Database): Promise<string[]> {
   return [
     ...(await productProblems(db)),
     ...(await userProblems(db)),
     ...(await messageProblems(db)),
+    ...(await orderProblems(db)),
   ]
 }

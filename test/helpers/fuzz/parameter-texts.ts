@@ -22,6 +22,9 @@ export function isValidParameterText(schema: JsonSchema, text: string): boolean 
     const { min, max } = type === 'integer' ? integerBounds(schema) : numberBounds(schema)
     return value >= min && value <= max && (type === 'number' || Number.isSafeInteger(value))
   }
+  if (type === 'boolean') return text === 'true' || text === 'false'
+  if (schema.enum) return schema.enum.includes(text)
+  if (schema.pattern && !new RegExp(schema.pattern, 'u').test(text)) return false
   const length = [...text].length
   return (
     length >= (schema.minLength ?? 0) &&

@@ -4,6 +4,8 @@ import { products, users } from '../../../src/db/schema.js'
 import type { OperationId } from '../../../src/http/operations.js'
 import type { ApiResponse } from '../api.js'
 import type { Caller } from './callers.js'
+import type { StoredRows } from './database-state.js'
+import { notificationExpectations, orderExpectations } from './rest-order-expectations.js'
 import type { FuzzRequest, Inputs, Placeholder } from './rest-requests.js'
 import type { World } from './world.js'
 
@@ -14,9 +16,11 @@ export interface ValidExchange {
   inputs: Inputs
   caller: Caller
   world: World
+  /** What was stored before the request. */
+  before: StoredRows
 }
 
-type Expectation = (exchange: ValidExchange) => void | Promise<void>
+export type Expectation = (exchange: ValidExchange) => void | Promise<void>
 
 const productRow = async (world: World, id: unknown) =>
   typeof id === 'number'
@@ -170,6 +174,13 @@ export const validExpectations = {
 
   getHealth: expectProbe,
   getReadiness: expectProbe,
+
+  ...orderExpectations,
+  ...notificationExpectations,
+
+  receivePaymentWebhook() {
+    throw new Error('without WEBHOOK_SECRET a webhook is refused before its answer is judged')
+  },
 } satisfies Record<OperationId, Expectation>
 
 function expectProbe({ response, inputs }: ValidExchange) {

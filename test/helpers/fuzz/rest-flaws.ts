@@ -12,6 +12,11 @@ export interface Flaw {
   field?: string
   /** False for oddities a server may read leniently: only the general rules apply. */
   refused: boolean
+  /**
+   * A body that cannot be read as JSON at all (cut short, not JSON, too large, another
+   * media type): refused while it is parsed, before anything that reads it (a signature).
+   */
+  unparsable?: boolean
 }
 
 /** The request's parts as text, before any flaw is put in. */
@@ -76,6 +81,7 @@ function bodyFlaws(schema: JsonSchema, draft: Draft): Flawed[] {
     refused: true,
     ...(field && { field }),
   })
+  const unparsable = (what: string): Flaw => ({ ...flaw(what), unparsable: true })
   return [
     invalidValues(schema).map(({ value, flaw: what, field }): [Draft, Flaw] => [
       withBody(JSON.stringify(value), 'application/json'),
@@ -85,27 +91,29 @@ function bodyFlaws(schema: JsonSchema, draft: Draft): Flawed[] {
       .integer({ min: 0, max: Math.max(json.length - 1, 0) })
       .map((cut): [Draft, Flaw] => [
         withBody(json.slice(0, cut), 'application/json'),
-        flaw('JSON cut short'),
+        unparsable('JSON cut short'),
       ]),
     fc
-      .constantFrom(
-        "{'name': 'single quotes'}",
-        '{"a": 1,}',
-        '{"a": NaN}',
-        '{"a": 0x10}',
-        `{"price": 1e400}`,
-        '{"__proto__": {"admin": true}}',
-        '{"constructor": {"prototype": {"admin": true}}}',
-        `${'['.repeat(100_000)}${']'.repeat(100_000)}`,
-        `{"a":${'{"a":'.repeat(50_000)}1${'}'.repeat(50_000)}}`,
-        'x'.repeat(2 * 1024 * 1024),
-        `{"name": "${'x'.repeat(2 * 1024 * 1024)}"}`,
+      .constantFrom<[string, boolean]>(
+        ["{'name': 'single quotes'}", true],
+        ['{"a": 1,}', true],
+        ['{"a": NaN}', true],
+        ['{"a": 0x10}', true],
+        // JSON, only not of any schema here: it reads as Infinity.
+        [`{"price": 1e400}`, false],
+        // Prototype poisoning: the parser refuses it as it refuses text that is not JSON.
+        ['{"__proto__": {"admin": true}}', true],
+        ['{"constructor": {"prototype": {"admin": true}}}', true],
+        [`${'['.repeat(100_000)}${']'.repeat(100_000)}`, false],
+        [`{"a":${'{"a":'.repeat(50_000)}1${'}'.repeat(50_000)}}`, false],
+        ['x'.repeat(2 * 1024 * 1024), true],
+        [`{"name": "${'x'.repeat(2 * 1024 * 1024)}"}`, true],
       )
-      .map((body): [Draft, Flaw] => [
-        withBody(body, 'application/json'),
-        flaw('not JSON, not this JSON, or too large'),
-      ]),
-    fc.constant<[Draft, Flaw]>([withBody('', 'application/json'), flaw('empty JSON body')]),
+      .map(([body, unreadable]): [Draft, Flaw] => {
+        const what = 'not JSON, not this JSON, or too large'
+        return [withBody(body, 'application/json'), unreadable ? unparsable(what) : flaw(what)]
+      }),
+    fc.constant<[Draft, Flaw]>([withBody('', 'application/json'), unparsable('empty JSON body')]),
     fc.constant<[Draft, Flaw]>([withBody(undefined, undefined), flaw('no body')]),
     fc
       .constantFrom(
@@ -118,7 +126,7 @@ function bodyFlaws(schema: JsonSchema, draft: Draft): Flawed[] {
       )
       .map((contentType): [Draft, Flaw] => [
         withBody(json, contentType),
-        flaw(`sent as ${contentType}`),
+        unparsable(`sent as ${contentType}`),
       ]),
   ]
 }

@@ -20,6 +20,8 @@ export interface RestOperation {
   body?: JsonSchema
   /** Undefined: public. Otherwise the roles allowed; empty admits any valid token. */
   roles?: string[]
+  /** Signed by its sender (webhookSignature) instead: checked once the body is parsed. */
+  signed: boolean
   /** The statuses openapi.yaml documents. */
   statuses: number[]
 }
@@ -47,6 +49,22 @@ const toParameter = (raw: RawParameter): Parameter => ({
   schema: { ...raw.schema, description: raw.description ?? raw.schema.description },
 })
 
+const { securitySchemes } = specification.components as unknown as {
+  securitySchemes: Record<string, { in?: string; name?: string }>
+}
+
+/**
+ * The header the webhookSignature scheme names, as an optional parameter of the
+ * operations it secures: `sha256=<hex>`, of a key the suites do not hold. Signed or
+ * not, a server without WEBHOOK_SECRET must refuse a delivery alike.
+ */
+const signatureParameter: Parameter = {
+  name: securitySchemes.webhookSignature?.name ?? 'X-Webhook-Signature',
+  in: 'header',
+  required: false,
+  schema: { type: 'string', pattern: '^sha256=[0-9a-f]{64}$' },
+}
+
 /** Every operation of the dereferenced openapi.yaml, in the order the spec lists them. */
 export const restOperations: RestOperation[] = Object.entries(specification.paths).flatMap(
   ([template, pathItem]) => {
@@ -56,14 +74,17 @@ export const restOperations: RestOperation[] = Object.entries(specification.path
       if (!operation) return []
       const security = operation.security?.find((requirement) => 'bearerAuth' in requirement)
       const body = operation.requestBody?.content['application/json']?.schema
+      const signed = Boolean(operation.security?.some((each) => 'webhookSignature' in each))
+      const own = (operation.parameters ?? []).map(toParameter)
       return [
         {
           operationId: operation.operationId,
           method: method.toUpperCase(),
           template,
-          parameters: [...shared, ...(operation.parameters ?? []).map(toParameter)],
+          parameters: [...shared, ...own, ...(signed ? [signatureParameter] : [])],
           ...(body && { body }),
           ...(security && { roles: security.bearerAuth }),
+          signed,
           statuses: Object.keys(operation.responses).map(Number),
         },
       ]

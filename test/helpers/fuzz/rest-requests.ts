@@ -68,9 +68,15 @@ const headerText = (schema: JsonSchema) =>
       .map((text) => text.trim()),
   )
 
+/** Header text of its schema: the pattern's own when it has one (Idempotency-Key has). */
+const headerValues = (schema: JsonSchema) =>
+  schema.pattern
+    ? (validValues(schema) as fc.Arbitrary<string>).filter((text) => /^[\x21-\x7E]*$/.test(text))
+    : headerText(schema)
+
 function parameterValues(parameter: Parameter, hints: Hints): fc.Arbitrary<unknown> {
   const fromSchema =
-    parameter.in === 'header' ? headerText(parameter.schema) : validValues(parameter.schema)
+    parameter.in === 'header' ? headerValues(parameter.schema) : validValues(parameter.schema)
   const hinted = hints.parameters?.[parameter.name]
   return hinted ? fc.oneof(fromSchema, hinted) : fromSchema
 }

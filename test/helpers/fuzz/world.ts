@@ -2,6 +2,7 @@ import { eq } from 'drizzle-orm'
 import fc from 'fast-check'
 import type { Database } from '../../../src/db/client.js'
 import { users } from '../../../src/db/schema.js'
+import type { Api } from '../api.js'
 import type { Backend } from '../backends.js'
 import { ADMIN, login, newUser, startServer, type TestServer } from '../server.js'
 import type { Caller, Tokens } from './callers.js'
@@ -14,7 +15,17 @@ export interface Account {
   password: string
 }
 
-/** A server with a known cast: an admin, a user, and products live and deleted. */
+/** An order placed with an Idempotency-Key: what a retry with the key must replay. */
+export interface KeyedOrder {
+  /** The lines as sent, `[productId, quantity]` in order: "the same body" is these. */
+  lines: string
+  order: unknown
+}
+
+/**
+ * A server with a known cast: an admin, a user, products live and deleted, and orders
+ * in several statuses. The server has no WEBHOOK_SECRET, so it accepts no webhook.
+ */
 export interface World {
   server: TestServer
   db: Database
@@ -22,9 +33,22 @@ export interface World {
   accounts: { user: Account; admin: Account }
   /** Ids of products made before the run: two live, one deleted. */
   productIds: number[]
+  /**
+   * A product for the run's orders, with stock for many: the catalog's operations run
+   * first and, hinted to `productIds`, delete or restock those before any order.
+   */
+  stockedProductId: number
+  /** Ids of orders placed before the run: the user's PENDING and PAID, the admin's CANCELLED. */
+  orderIds: number[]
+  /** Orders the run placed with an Idempotency-Key, by `keyedOrderName`. */
+  keyedOrders: Map<string, KeyedOrder>
 }
 
+/** Keys are the user's own: one user's key is no other's. */
+export const keyedOrderName = (account: Account, key: string) => `${account.id} ${key}`
+
 const FIXTURE_PRODUCT = { name: 'Fuzz fixture', price: 9.99, category: 'fuzz', stock: 5 }
+const STOCKED_PRODUCT = { ...FIXTURE_PRODUCT, name: 'Fuzz stock', price: 0.1, stock: 1000 }
 
 export async function createWorld(backend: Backend): Promise<World> {
   const server = await startServer(backend)
@@ -39,6 +63,13 @@ export async function createWorld(backend: Backend): Promise<World> {
     productIds.push(created.body.data.id)
   }
   await server.api.delete(`/products/${productIds[2]}`, { token: admin.accessToken })
+  const tokens = { user: user.accessToken, admin: admin.accessToken }
+  const stocked = await server.api.post('/products', {
+    json: STOCKED_PRODUCT,
+    token: admin.accessToken,
+  })
+  const stockedProductId: number = stocked.body.data.id
+  const orderIds = await placeOrders(server.api, tokens, stockedProductId)
   const [adminRow] = await server.testDatabase.database.db
     .select()
     .from(users)
@@ -47,13 +78,41 @@ export async function createWorld(backend: Backend): Promise<World> {
   return {
     server,
     db: server.testDatabase.database.db,
-    tokens: { user: user.accessToken, admin: admin.accessToken },
+    tokens,
     accounts: {
       user: { id: user.user.id, name: user.user.name, email: user.email, password: user.password },
       admin: { id: adminRow.id, name: adminRow.name, ...ADMIN },
     },
     productIds,
+    stockedProductId,
+    orderIds,
+    keyedOrders: new Map(),
   }
+}
+
+/**
+ * Orders to read, move and cancel, one in each of three statuses; the changes notify
+ * their owners, so each account has a notification too (GraphQL places no orders).
+ */
+async function placeOrders(api: Api, tokens: Tokens, productId: number): Promise<number[]> {
+  const expectStatus = (response: { status: number; text: string }, status: number) => {
+    if (response.status !== status) throw new Error(`an order fixture failed: ${response.text}`)
+  }
+  const place = async (token: string) => {
+    const placed = await api.post('/orders', {
+      json: { items: [{ productId, quantity: 1 }] },
+      token,
+    })
+    expectStatus(placed, 201)
+    return placed.body.data.id as number
+  }
+  const pending = await place(tokens.user)
+  const paid = await place(tokens.user)
+  const cancelled = await place(tokens.admin)
+  const pay = { json: { status: 'PAID' }, token: tokens.admin }
+  expectStatus(await api.patch(`/orders/${paid}`, pay), 200)
+  expectStatus(await api.post(`/orders/${cancelled}/cancel`, { token: tokens.admin }), 200)
+  return [pending, paid, cancelled]
 }
 
 /** The email in letters of random case: emails match regardless of it. */
@@ -80,15 +139,45 @@ export function generationOf(world: World): Generation {
     hints: {
       // The fixtures, and ids the run's own creations take.
       parameters: {
-        id: fc.oneof(fc.constantFrom(...world.productIds), fc.integer({ min: 1, max: 60 })),
+        id: fc.oneof(
+          fc.constantFrom(...world.productIds, ...world.orderIds),
+          fc.integer({ min: 1, max: 60 }),
+        ),
+        // A few keys, so that retries with one (the same body or another) come up.
+        'Idempotency-Key': fc.constantFrom('fuzz-key-1', 'fuzz-key-2'),
       },
-      bodies: { login: credentials, refreshTokens: refreshBody, logout: refreshBody },
+      bodies: {
+        login: credentials,
+        refreshTokens: refreshBody,
+        logout: refreshBody,
+        createOrder: orderBodies(world),
+      },
     },
   }
 }
 
+/**
+ * Orders mostly of the stocked product, else of the fixtures or the run's own products,
+ * one named twice at times, mostly of quantities the stock holds: random ids and
+ * quantities would all be refused.
+ */
+function orderBodies(world: World): fc.Arbitrary<unknown> {
+  const line = fc.record({
+    productId: fc.oneof(
+      { weight: 4, arbitrary: fc.constant(world.stockedProductId) },
+      { weight: 1, arbitrary: fc.constantFrom(...world.productIds) },
+      { weight: 1, arbitrary: fc.integer({ min: 1, max: 60 }) },
+    ),
+    quantity: fc.oneof(
+      { weight: 4, arbitrary: fc.integer({ min: 1, max: 3 }) },
+      { weight: 1, arbitrary: fc.integer({ min: 1, max: 1000 }) },
+    ),
+  })
+  return fc.record({ items: fc.array(line, { minLength: 1, maxLength: 2 }) })
+}
+
 /** The account whose session a caller's placeholder token belongs to. */
-const accountOf = (world: World, caller: Caller): Account =>
+export const accountOf = (world: World, caller: Caller): Account =>
   caller === 'admin' ? world.accounts.admin : world.accounts.user
 
 /** Swaps placeholders in a body for refresh tokens issued now, to the caller's account. */
@@ -99,6 +188,10 @@ export async function resolvePlaceholders(
 ): Promise<unknown> {
   if (typeof body !== 'object' || body === null) return body
   if (isPlaceholder(body)) return issueRefreshToken(world, caller, body.placeholder)
+  if (Array.isArray(body)) {
+    // Arrays stay arrays (an order's items): their entries would make an object of them.
+    return Promise.all(body.map((each) => resolvePlaceholders(world, caller, each)))
+  }
   const entries = await Promise.all(
     Object.entries(body).map(async ([key, value]) => [
       key,

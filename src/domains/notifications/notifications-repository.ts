@@ -1,0 +1,68 @@
+import { and, count, desc, eq, lt, type SQL } from 'drizzle-orm'
+import type { Database, Executor } from '../../db/client.js'
+import { type NotificationRow, notifications } from '../../db/schema.js'
+import { offsetOf, type PageRequest } from '../../platform/pagination.js'
+
+export type NewNotification = Pick<
+  typeof notifications.$inferInsert,
+  'userId' | 'kind' | 'title' | 'body'
+>
+
+export interface NotificationQuery {
+  userId: number
+  unreadOnly: boolean
+}
+
+export function createNotificationsRepository(db: Database) {
+  const matching = ({ userId, unreadOnly }: NotificationQuery, ...more: (SQL | undefined)[]) =>
+    and(
+      eq(notifications.userId, userId),
+      unreadOnly ? eq(notifications.read, false) : undefined,
+      ...more,
+    )
+
+  return {
+    async insert(executor: Executor, notification: NewNotification): Promise<NotificationRow> {
+      const [row] = await executor.insert(notifications).values(notification).returning()
+      if (!row) throw new Error('INSERT … RETURNING gave no row')
+      return row
+    },
+
+    /** A numbered page, newest first, and how many match in all. */
+    async page(query: NotificationQuery, page: PageRequest) {
+      const [rows, [counted]] = await Promise.all([
+        db
+          .select()
+          .from(notifications)
+          .where(matching(query))
+          .orderBy(desc(notifications.id))
+          .limit(page.limit)
+          .offset(offsetOf(page)),
+        db.select({ total: count() }).from(notifications).where(matching(query)),
+      ])
+      return { rows, total: counted?.total ?? 0 }
+    },
+
+    /** The newest `limit`, older than `beforeId` when given. */
+    newest(query: NotificationQuery, { limit, beforeId }: { limit: number; beforeId?: number }) {
+      return db
+        .select()
+        .from(notifications)
+        .where(matching(query, beforeId === undefined ? undefined : lt(notifications.id, beforeId)))
+        .orderBy(desc(notifications.id))
+        .limit(limit)
+    },
+
+    /** Marks one of the user's notifications read; undefined when the user has none with that id. */
+    async markRead(userId: number, id: number): Promise<NotificationRow | undefined> {
+      const [row] = await db
+        .update(notifications)
+        .set({ read: true })
+        .where(and(eq(notifications.id, id), eq(notifications.userId, userId)))
+        .returning()
+      return row
+    },
+  }
+}
+
+export type NotificationsRepository = ReturnType<typeof createNotificationsRepository>

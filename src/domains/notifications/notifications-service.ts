@@ -1,0 +1,90 @@
+import type { Executor } from '../../db/client.js'
+import type { NotificationRow } from '../../db/schema.js'
+import type { Principal } from '../../platform/access-tokens.js'
+import { assertValidFields, notFound } from '../../platform/errors.js'
+import { rowIdOf } from '../../platform/input-rules.js'
+import type { Outbox, PendingEvent } from '../../platform/outbox.js'
+import { type PageRequest, pagePagination } from '../../platform/pagination.js'
+import type { NewNotification, NotificationsRepository } from './notifications-repository.js'
+import {
+  type Notification,
+  type NotificationAddedEvent,
+  notificationTopics,
+} from './notifications-topics.js'
+
+export const LIMITS = { newest: { min: 1, max: 100 } }
+
+export interface NewestNotifications {
+  limit?: number | null | undefined
+  before?: string | null | undefined
+  unreadOnly?: boolean | null | undefined
+}
+
+interface Dependencies {
+  notifications: NotificationsRepository
+  outbox: Pick<Outbox, 'enqueue'>
+}
+
+export function createNotificationsService({ notifications, outbox }: Dependencies) {
+  return {
+    /**
+     * Tells a user something, in the caller's transaction: the notification exists, and
+     * its event goes out (publish it once committed), exactly when the change it reports
+     * does.
+     */
+    async notify(
+      executor: Executor,
+      notification: NewNotification,
+    ): Promise<PendingEvent<NotificationAddedEvent>> {
+      const row = await notifications.insert(executor, notification)
+      return outbox.enqueue(executor, notificationTopics.added(row.userId), {
+        notificationAdded: toNotification(row),
+      })
+    },
+
+    async page(caller: Principal, page: PageRequest & { unreadOnly: boolean }) {
+      const { rows, total } = await notifications.page(
+        { userId: caller.userId, unreadOnly: page.unreadOnly },
+        page,
+      )
+      return { items: rows.map(toNotification), pagination: pagePagination(page, total) }
+    },
+
+    /** The caller's newest notifications; `before` pages back. */
+    async newest(caller: Principal, { limit, before, unreadOnly }: NewestNotifications) {
+      const count = limit ?? 20
+      const beforeId = before == null ? undefined : rowIdOf(before)
+      const { min, max } = LIMITS.newest
+      assertValidFields({
+        limit:
+          Number.isInteger(count) && count >= min && count <= max
+            ? undefined
+            : `must be from ${min} to ${max}`,
+        before: before == null || beforeId !== undefined ? undefined : 'must be a notification id',
+      })
+      const rows = await notifications.newest(
+        { userId: caller.userId, unreadOnly: unreadOnly ?? false },
+        { limit: count, beforeId },
+      )
+      return rows.map(toNotification)
+    },
+
+    /** Another user's notification is NOT_FOUND, as a missing one: its existence is theirs. */
+    async markRead(caller: Principal, id: number | undefined): Promise<Notification> {
+      const row = id === undefined ? undefined : await notifications.markRead(caller.userId, id)
+      if (!row) throw notFound(`You have no notification ${id ?? ''}`.trimEnd())
+      return toNotification(row)
+    },
+  }
+}
+
+export type NotificationsService = ReturnType<typeof createNotificationsService>
+
+const toNotification = (row: NotificationRow): Notification => ({
+  id: row.id,
+  kind: row.kind,
+  title: row.title,
+  body: row.body,
+  read: row.read,
+  createdAt: row.createdAt.toISOString(),
+})

@@ -1,0 +1,14 @@
+import type { components } from '../../../generated/openapi.js'
+import type { Topic } from '../../platform/events.js'
+
+/** A notification as both APIs show it and the bus carries it (JSON). */
+export type Notification = components['schemas']['Notification']
+
+export interface NotificationAddedEvent {
+  notificationAdded: Notification
+}
+
+/** Each user's notifications on a topic of their own: an event reaches only its owner. */
+export const notificationTopics = {
+  added: (userId: number): Topic<NotificationAddedEvent> => `user/${userId}/notificationAdded`,
+}

@@ -1,0 +1,62 @@
+import type { Caller } from './callers.js'
+import { type StoredOrder, storedRows } from './database-state.js'
+import { needsToken } from './documented-rules.js'
+import type { GraphqlRequest } from './graphql-requests.js'
+import type { RootField } from './graphql-schema.js'
+import { accountOf, type World } from './world.js'
+
+const signedIn = (caller: Caller) => caller === 'user' || caller === 'admin'
+
+/** UNAUTHENTICATED for a caller without a token, where the field needs one; first of all. */
+export const tokenRefusal = ({ field }: RootField, caller: Caller) =>
+  !signedIn(caller) && needsToken(field.description) ? 'UNAUTHENTICATED' : undefined
+
+/** The id of the row an ID names: its decimal text, as the schema's ids are written. */
+function rowIdOf(id: unknown): number | undefined {
+  const text = String(id)
+  return /^[1-9]\d{0,9}$/.test(text) && Number(text) <= 2 ** 31 - 1 ? Number(text) : undefined
+}
+
+/** The stored order an ID names, if any. */
+export async function orderNamed(world: World, id: unknown): Promise<StoredOrder | undefined> {
+  const rowId = rowIdOf(id)
+  return rowId === undefined ? undefined : (await storedRows(world.db)).orders.get(rowId)
+}
+
+/** The caller's own notification an ID names, if any: another user's is as none. */
+export async function ownNotification(world: World, caller: Caller, id: unknown) {
+  const rowId = rowIdOf(id)
+  const row =
+    rowId === undefined ? undefined : (await storedRows(world.db)).notifications.get(rowId)
+  return row?.userId === accountOf(world, caller).id ? row : undefined
+}
+
+/** NOT_FOUND for an unknown order, FORBIDDEN for another user's: an admin sees any. */
+async function orderRefusal(world: World, caller: Caller, id: unknown) {
+  const order = await orderNamed(world, id)
+  if (!order) return 'NOT_FOUND'
+  return caller === 'admin' || order.userId === accountOf(world, caller).id
+    ? undefined
+    : 'FORBIDDEN'
+}
+
+type Lookup = (world: World, request: GraphqlRequest) => Promise<string | undefined>
+
+/** Fields whose arguments name a row: refused by what is stored, as their descriptions say. */
+const LOOKUPS: Record<string, Lookup> = {
+  order: (world, { caller, args }) => orderRefusal(world, caller, args.id),
+  orderUpdated: (world, { caller, args }) => orderRefusal(world, caller, args.orderId),
+  markNotificationRead: async (world, { caller, args }) =>
+    (await ownNotification(world, caller, args.id)) ? undefined : 'NOT_FOUND',
+}
+
+/** The code a signed-in caller's valid arguments are refused with, by the rows they name. */
+export async function lookupRefusal(world: World, field: RootField, request: GraphqlRequest) {
+  const lookup = LOOKUPS[field.field.name]
+  return lookup && signedIn(request.caller) ? lookup(world, request) : undefined
+}
+
+/** The code valid arguments are refused with, whoever asks (forged tokens aside), if any. */
+export async function expectedRefusal(world: World, field: RootField, request: GraphqlRequest) {
+  return tokenRefusal(field, request.caller) ?? (await lookupRefusal(world, field, request))
+}
