@@ -42,6 +42,10 @@ export function createEventBus({
   log: FastifyBaseLogger
 }) {
   const emitter: MQEmitter = redis ? redisEmitter(redis) : mqemitter()
+  // Deployments that share one Redis share its channels too: each publishes and listens
+  // under its own REDIS_KEY_PREFIX, or one's users would receive another's events.
+  const namespace = redis ? `${topicSegment(redis.keyPrefix)}/` : ''
+  const channelOf = (topic: string) => `${namespace}${topic}`
   const firstArrivals = firstArrivalsOfEvents()
   let active = 0
   let upSince: number | undefined = redis ? undefined : 0
@@ -57,7 +61,9 @@ export function createEventBus({
    */
   function deliver<Event>(topic: Topic<Event>, payload: Event, eventId?: number): Promise<void> {
     return new Promise((resolve, reject) => {
-      emitter.emit({ topic, payload, eventId }, (error) => (error ? reject(error) : resolve()))
+      emitter.emit({ topic: channelOf(topic), payload, eventId }, (error) =>
+        error ? reject(error) : resolve(),
+      )
     })
   }
 
@@ -92,6 +98,7 @@ export function createEventBus({
       topic: Topic<Event>,
       options: LiveSubscriptionOptions,
     ): Promise<AsyncIterableIterator<Event>> {
+      const channel = channelOf(topic)
       const queue: Event[] = []
       let waiting: ((result: IteratorResult<Event>) => void) | undefined
       let ended = false
@@ -100,7 +107,7 @@ export function createEventBus({
         if (ended) return
         ended = true
         active -= 1
-        emitter.removeListener(topic, listener)
+        emitter.removeListener(channel, listener)
         waiting?.({ value: undefined, done: true })
         waiting = undefined
         queue.length = 0
@@ -121,7 +128,7 @@ export function createEventBus({
         }
       }
 
-      await new Promise<void>((resolve) => emitter.on(topic, listener, resolve))
+      await new Promise<void>((resolve) => emitter.on(channel, listener, resolve))
       active += 1
       const iterator: AsyncIterableIterator<Event> = {
         next: () => {

@@ -22,6 +22,8 @@ export interface RedisConnections {
   publisher: Redis
   /** Receives events: in subscriber mode, it runs only pub/sub commands. */
   subscriber: Redis
+  /** REDIS_KEY_PREFIX: before every key, and every pub/sub channel, of this deployment. */
+  keyPrefix: string
   /** Throws unless every connection is ready and Redis answers. */
   ping(): Promise<void>
   close(): Promise<void>
@@ -54,6 +56,7 @@ export function connectRedis({ url, keyPrefix, log }: RedisSettings): RedisConne
   const clients = Object.values(connections)
   return {
     ...connections,
+    keyPrefix,
 
     async ping() {
       const down = Object.entries(connections).filter(([, client]) => client.status !== 'ready')
