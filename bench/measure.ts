@@ -4,6 +4,8 @@ import autocannon from 'autocannon'
 export interface Workload {
   name: string
   request: Pick<autocannon.Options, 'method' | 'headers' | 'body'> & { path: string }
+  /** Bodies sent in turn instead of `request.body`, so requests need not all be alike. */
+  bodies?: string[]
   status: number
 }
 
@@ -21,13 +23,27 @@ const WARMUP = Number(process.env.WARMUP ?? 2)
 /** A GraphQL answer of status 200 may still carry errors: those count as failures. */
 const withoutErrors = (body: string | Buffer | undefined) => !String(body).includes('"errors"')
 
-async function run(baseUrl: string, { request, status }: Workload, duration: number) {
+/** Hands out `bodies` in turn, one per request, across every connection. */
+function inTurn(bodies: string[]): autocannon.Request[] {
+  let sent = 0
+  return [
+    {
+      setupRequest: (request) => {
+        sent += 1
+        return { ...request, body: bodies[sent % bodies.length] }
+      },
+    },
+  ]
+}
+
+async function run(baseUrl: string, { request, bodies, status }: Workload, duration: number) {
   const { path, ...options } = request
   const result = await autocannon({
     url: `${baseUrl}${path}`,
     connections: CONNECTIONS,
     duration,
     ...options,
+    ...(bodies && { requests: inTurn(bodies) }),
     ...(path === '/graphql' && { verifyBody: withoutErrors }),
   })
   const counts = Object.entries(result.statusCodeStats ?? {})

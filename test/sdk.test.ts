@@ -7,6 +7,7 @@ import { subscriptionsActive } from './helpers/graphql.js'
 import { ADMIN, startServer, type TestServer } from './helpers/server.js'
 
 const run = promisify(execFile)
+const WEBHOOK_SECRET = 'a-webhook-secret-for-sdk-tests'
 
 /** What a client team runs (the README's "For client teams" gives the same commands). */
 const GENERATE = [
@@ -25,6 +26,12 @@ const shell = (command: string) => {
 interface Scenario {
   restScenario(baseUrl: string, admin: typeof ADMIN): Promise<unknown>
   graphqlScenario(baseUrl: string, waitForSubscription: () => Promise<void>): Promise<unknown>
+  orderScenario(
+    baseUrl: string,
+    admin: typeof ADMIN,
+    webhookSecret: string,
+    waitForSubscription: () => Promise<void>,
+  ): Promise<unknown>
 }
 const SCENARIO = './sdk/scenario.js'
 
@@ -45,7 +52,7 @@ describe('clients generated from the specs', () => {
     let server: TestServer
 
     beforeAll(async () => {
-      server = await startServer(backend)
+      server = await startServer(backend, { WEBHOOK_SECRET })
     })
     afterAll(() => server?.close())
 
@@ -69,6 +76,24 @@ describe('clients generated from the specs', () => {
         sentChat: expect.stringMatching(/^sdk-/),
         listed: ['typed hello'],
         live: 'typed hello',
+      })
+    })
+
+    it('through both: place an order, pay it by a signed webhook, follow it live, cancel it', async () => {
+      // The chat scenario's subscription may still be closing: wait, so ours is the one counted.
+      await expect.poll(() => server.events.activeSubscriptions()).toBe(0)
+      const result = await scenario.orderScenario(server.baseUrl, ADMIN, WEBHOOK_SECRET, () =>
+        subscriptionsActive(server.events, 1),
+      )
+      expect(result).toEqual({
+        replayed: 'true',
+        sameOrder: true,
+        receipt: { id: expect.stringMatching(/^evt_/), duplicate: false, applied: true },
+        readBack: 'PAID',
+        cancelled: 'CANCELLED',
+        statusesSeenLive: ['PAID', 'CANCELLED'],
+        finalStatus: 'CANCELLED',
+        stock: { before: 5, ordered: 3, after: 5 },
       })
     })
   })
