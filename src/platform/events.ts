@@ -171,8 +171,9 @@ function firstArrivalsOfEvents(remembered = 4096) {
   const firstMessages = new Map<number, Message>()
   return {
     isFirst(message: Message): boolean {
-      const { eventId } = message as Message & { eventId?: number }
-      if (eventId === undefined) return true
+      // Over Redis an absent id may arrive as null (msgpack has no undefined).
+      const { eventId } = message as Message & { eventId?: number | null }
+      if (eventId == null) return true
       const first = firstMessages.get(eventId)
       if (first) return first === message
       firstMessages.set(eventId, message)
