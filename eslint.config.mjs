@@ -19,7 +19,7 @@ export default [
         {
           acceptedIdNames: ['id'],
           acceptedIdTypes: ['ID'],
-          exceptions: { types: ['OrderItem'] },
+          exceptions: { types: ['OrderItem', 'UserStatus', 'Metrics'] },
         },
       ],
     },

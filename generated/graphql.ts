@@ -1,5 +1,6 @@
 import type { GraphQLResolveInfo } from 'graphql';
-import type { MessageRow } from '../src/db/schema.js';
+import type { MessageRow, UserRow, PostRow } from '../src/db/schema.js';
+import type { UserStatus as UserStatusModel } from '../src/domains/presence/presence-topics.js';
 import type { Order as OrderModel, OrderItem as OrderItemModel } from '../src/domains/orders/orders-repository.js';
 import type { Notification as NotificationModel } from '../src/domains/notifications/notifications-topics.js';
 import type { GraphQLContext } from '../src/graphql/context.js';
@@ -28,6 +29,27 @@ export type Message = {
   id: Scalars['ID']['output'];
   /** The message itself, 1 to 4000 characters. */
   text: Scalars['String']['output'];
+};
+
+/** The figures of one instance of the service at one moment. */
+export type Metrics = {
+  __typename?: 'Metrics';
+  /** Live GraphQL subscriptions on this instance. */
+  activeSubscriptions: Scalars['Int']['output'];
+  /** Open GraphQL WebSockets on this instance. */
+  connectedClients: Scalars['Int']['output'];
+  /** Event-loop delay, the 99th percentile since the last figures, in milliseconds. */
+  eventLoopDelayMs: Scalars['Float']['output'];
+  /** Bytes of JavaScript heap in use. */
+  heapUsedBytes: Scalars['Float']['output'];
+  /** The instance that measured them (new at each start). */
+  instanceId: Scalars['ID']['output'];
+  /** HTTP requests answered per second, over the last 10 seconds. */
+  requestsPerSecond: Scalars['Float']['output'];
+  /** When, ISO 8601 in UTC. */
+  timestamp: Scalars['String']['output'];
+  /** Seconds since the instance started. */
+  uptimeSeconds: Scalars['Float']['output'];
 };
 
 /** Writes. */
@@ -113,15 +135,36 @@ export type OrderStatus =
   /** On its way. */
   | 'SHIPPED';
 
+/** A post written by a user (written and deleted over the REST API). */
+export type Post = {
+  __typename?: 'Post';
+  /** Who wrote it. */
+  author: User;
+  /** Its text, up to 10000 characters. */
+  body: Scalars['String']['output'];
+  /** When it was written, ISO 8601 in UTC. */
+  createdAt: Scalars['String']['output'];
+  /** Assigned on creation. */
+  id: Scalars['ID']['output'];
+  /** Its title, 1 to 200 characters. */
+  title: Scalars['String']['output'];
+};
+
 /** Reads. */
 export type Query = {
   __typename?: 'Query';
+  /** The caller, email included. Needs a token. */
+  me?: Maybe<User>;
   /** The newest `limit` messages, oldest first; without `chatId`, those of every chat. */
   messages: Array<Message>;
   /** The caller's notifications, newest first. Needs a token. */
   notifications: Array<Notification>;
   /** An order of the caller, or any order for an admin: another user's fails FORBIDDEN, an unknown id NOT_FOUND. Needs a token. */
   order?: Maybe<Order>;
+  /** A user by id: an unknown id fails NOT_FOUND. */
+  user?: Maybe<User>;
+  /** Users by id, in the order given, each read once however often named; null for an id no user has. Their posts are read for all of them at once. */
+  users: Array<Maybe<User>>;
 };
 
 
@@ -146,15 +189,31 @@ export type QueryOrderArgs = {
   id: Scalars['ID']['input'];
 };
 
+
+/** Reads. */
+export type QueryUserArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+/** Reads. */
+export type QueryUsersArgs = {
+  ids: Array<Scalars['ID']['input']>;
+};
+
 /** Live events, over WebSocket. */
 export type Subscription = {
   __typename?: 'Subscription';
   /** Each new message as it is sent; only the given chat's when `chatId` is given. */
   messageAdded: Message;
+  /** The figures of every instance, each every METRICS_INTERVAL_MS. Admins only: others fail FORBIDDEN. */
+  metricsUpdated: Metrics;
   /** Each new notification of the caller, as it is made. Needs a token. */
   notificationAdded: Notification;
   /** Every status change of one order, whichever way it came (an admin, a cancel, a payment). Only its owner or an admin may follow it: another user's fails FORBIDDEN, an unknown id NOT_FOUND. */
   orderUpdated: Order;
+  /** Each user coming online (their first WebSocket opens, on any instance) or going offline (their last one closes, or its instance dies). Needs a token. */
+  userStatusChanged: UserStatus;
 };
 
 
@@ -167,6 +226,44 @@ export type SubscriptionMessageAddedArgs = {
 /** Live events, over WebSocket. */
 export type SubscriptionOrderUpdatedArgs = {
   orderId: Scalars['ID']['input'];
+};
+
+/** A user of the service, as others may see them. */
+export type User = {
+  __typename?: 'User';
+  /** Their age, when they gave it. */
+  age?: Maybe<Scalars['Int']['output']>;
+  /** Their email: shown to the user themself and to admins, null to everyone else. */
+  email?: Maybe<Scalars['String']['output']>;
+  /** Assigned on sign-up. */
+  id: Scalars['ID']['output'];
+  /** The name they go by. */
+  name: Scalars['String']['output'];
+  /** Their phone number, once they have given one (no operation takes it yet): shown to the user themself and to admins, null to everyone else. */
+  phoneNumber?: Maybe<Scalars['String']['output']>;
+  /** Their posts, newest first; read for many users at once in one batch. */
+  posts: Array<Post>;
+  /** Whether they sign in with a second factor; the service offers none yet, so false. */
+  twoFactorEnabled?: Maybe<Scalars['Boolean']['output']>;
+};
+
+
+/** A user of the service, as others may see them. */
+export type UserPostsArgs = {
+  limit?: InputMaybe<Scalars['Int']['input']>;
+};
+
+/** A user coming online or going offline. */
+export type UserStatus = {
+  __typename?: 'UserStatus';
+  /** When their last connection closed, ISO 8601 in UTC; null while online. */
+  lastSeen?: Maybe<Scalars['String']['output']>;
+  /** Online while at least one of their WebSocket connections is open, on any instance. */
+  online: Scalars['Boolean']['output'];
+  /** The user, null when the account is gone. */
+  user?: Maybe<User>;
+  /** Whose status changed. */
+  userId: Scalars['ID']['output'];
 };
 
 
@@ -247,14 +344,18 @@ export type ResolversTypes = {
   ID: ResolverTypeWrapper<Scalars['ID']['output']>;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   Message: ResolverTypeWrapper<MessageRow>;
+  Metrics: ResolverTypeWrapper<Metrics>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Notification: ResolverTypeWrapper<NotificationModel>;
   Order: ResolverTypeWrapper<OrderModel>;
   OrderItem: ResolverTypeWrapper<OrderItemModel>;
   OrderStatus: OrderStatus;
+  Post: ResolverTypeWrapper<PostRow>;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
   Subscription: ResolverTypeWrapper<Record<PropertyKey, never>>;
+  User: ResolverTypeWrapper<UserRow>;
+  UserStatus: ResolverTypeWrapper<UserStatusModel>;
 };
 
 /** Mapping between all available schema types and the resolvers parents */
@@ -264,13 +365,17 @@ export type ResolversParentTypes = {
   ID: Scalars['ID']['output'];
   Int: Scalars['Int']['output'];
   Message: MessageRow;
+  Metrics: Metrics;
   Mutation: Record<PropertyKey, never>;
   Notification: NotificationModel;
   Order: OrderModel;
   OrderItem: OrderItemModel;
+  Post: PostRow;
   Query: Record<PropertyKey, never>;
   String: Scalars['String']['output'];
   Subscription: Record<PropertyKey, never>;
+  User: UserRow;
+  UserStatus: UserStatusModel;
 };
 
 export type MessageResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Message'] = ResolversParentTypes['Message']> = {
@@ -279,6 +384,17 @@ export type MessageResolvers<ContextType = GraphQLContext, ParentType extends Re
   createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   text?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type MetricsResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Metrics'] = ResolversParentTypes['Metrics']> = {
+  activeSubscriptions?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  connectedClients?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  eventLoopDelayMs?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  heapUsedBytes?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  instanceId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  requestsPerSecond?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  timestamp?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  uptimeSeconds?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
 };
 
 export type MutationResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
@@ -311,25 +427,59 @@ export type OrderItemResolvers<ContextType = GraphQLContext, ParentType extends 
   unitPrice?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
 };
 
+export type PostResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Post'] = ResolversParentTypes['Post']> = {
+  author?: Resolver<ResolversTypes['User'], ParentType, ContextType>;
+  body?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  title?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
 export type QueryResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = {
+  me: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType>;
   messages: Resolver<Array<ResolversTypes['Message']>, ParentType, ContextType, RequireFields<QueryMessagesArgs, 'limit'>>;
   notifications: Resolver<Array<ResolversTypes['Notification']>, ParentType, ContextType, RequireFields<QueryNotificationsArgs, 'limit' | 'unreadOnly'>>;
   order: Resolver<Maybe<ResolversTypes['Order']>, ParentType, ContextType, RequireFields<QueryOrderArgs, 'id'>>;
+  user: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType, RequireFields<QueryUserArgs, 'id'>>;
+  users: Resolver<Array<Maybe<ResolversTypes['User']>>, ParentType, ContextType, RequireFields<QueryUsersArgs, 'ids'>>;
 };
 
 export type SubscriptionResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Subscription'] = ResolversParentTypes['Subscription']> = {
   messageAdded: SubscriptionResolver<ResolversTypes['Message'], "messageAdded", ParentType, ContextType, Partial<SubscriptionMessageAddedArgs>>;
+  metricsUpdated: SubscriptionResolver<ResolversTypes['Metrics'], "metricsUpdated", ParentType, ContextType>;
   notificationAdded: SubscriptionResolver<ResolversTypes['Notification'], "notificationAdded", ParentType, ContextType>;
   orderUpdated: SubscriptionResolver<ResolversTypes['Order'], "orderUpdated", ParentType, ContextType, RequireFields<SubscriptionOrderUpdatedArgs, 'orderId'>>;
+  userStatusChanged: SubscriptionResolver<ResolversTypes['UserStatus'], "userStatusChanged", ParentType, ContextType>;
+};
+
+export type UserResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['User'] = ResolversParentTypes['User']> = {
+  age?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+  email?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  phoneNumber?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  posts?: Resolver<Array<ResolversTypes['Post']>, ParentType, ContextType, RequireFields<UserPostsArgs, 'limit'>>;
+  twoFactorEnabled?: Resolver<Maybe<ResolversTypes['Boolean']>, ParentType, ContextType>;
+};
+
+export type UserStatusResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['UserStatus'] = ResolversParentTypes['UserStatus']> = {
+  lastSeen?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  online?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  user?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType>;
+  userId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
 };
 
 export type Resolvers<ContextType = GraphQLContext> = {
   Message?: MessageResolvers<ContextType>;
+  Metrics?: MetricsResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;
   Notification?: NotificationResolvers<ContextType>;
   Order?: OrderResolvers<ContextType>;
   OrderItem?: OrderItemResolvers<ContextType>;
+  Post?: PostResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
   Subscription?: SubscriptionResolvers<ContextType>;
+  User?: UserResolvers<ContextType>;
+  UserStatus?: UserStatusResolvers<ContextType>;
 };
 

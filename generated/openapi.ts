@@ -259,6 +259,88 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/users/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description User id. */
+                id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read a user's public profile
+         * @description What anyone may see of a user: never their email, role or password. The user
+         *     themself reads their email with the GraphQL `me` query.
+         */
+        get: operations["getUser"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users/{id}/posts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description User id. */
+                id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a user's posts
+         * @description A user's posts, newest first (ties broken by `id` descending), paged by number.
+         */
+        get: operations["listUserPosts"];
+        put?: never;
+        /**
+         * Write a post
+         * @description Writes a post as the user of the path: the user themself or an admin (another
+         *     user answers 403). Nothing is stored on a refusal.
+         */
+        post: operations["createUserPost"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users/{id}/posts/{postId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description User id. */
+                id: components["parameters"]["UserId"];
+                /** @description Post id. */
+                postId: components["parameters"]["PostId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read a post
+         * @description One post of the user of the path; a post of another user answers 404 here.
+         */
+        get: operations["getUserPost"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a post
+         * @description Deletes a post for good, by its author or an admin (another user answers 403).
+         *     A post of another user under this path answers 404.
+         */
+        delete: operations["deleteUserPost"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/auth/login": {
         parameters: {
             query?: never;
@@ -353,6 +435,32 @@ export interface paths {
          * @description Ready when the database answers.
          */
         get: operations["getReadiness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Prometheus metrics of this instance
+         * @description The figures of the instance that answers, in the Prometheus text format (0.0.4):
+         *     the GraphQL `Metrics` figures (`api_requests_per_second`,
+         *     `api_active_subscriptions`, `api_connected_clients`, `api_event_loop_delay_ms`,
+         *     `api_uptime_seconds`), Node's process metrics (`process_*`, `nodejs_*`), and
+         *     `http_request_duration_seconds`, a histogram by method, route and status. Scrape
+         *     every instance. Never rate-limited; needs an admin's access token, or
+         *     `METRICS_TOKEN` when that is set (`metricsToken`).
+         */
+        get: operations["getMetrics"];
         put?: never;
         post?: never;
         delete?: never;
@@ -462,6 +570,41 @@ export interface components {
         Password: string;
         UserEnvelope: {
             data: components["schemas"]["User"];
+        };
+        UserProfile: {
+            /** Format: int32 */
+            id: number;
+            name: string;
+            /** Format: int32 */
+            age: number | null;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        UserProfileEnvelope: {
+            data: components["schemas"]["UserProfile"];
+        };
+        Post: {
+            /** Format: int32 */
+            id: number;
+            /** Format: int32 */
+            userId: number;
+            title: string;
+            body: string;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        PostCreate: {
+            /** @description 1 to 200 characters, not only whitespace. */
+            title: string;
+            /** @description Up to 10000 characters; empty when absent. */
+            body?: string;
+        };
+        PostEnvelope: {
+            data: components["schemas"]["Post"];
+        };
+        PostListEnvelope: {
+            data: components["schemas"]["Post"][];
+            pagination: components["schemas"]["PagePagination"];
         };
         LoginRequest: {
             /**
@@ -838,6 +981,10 @@ export interface components {
     parameters: {
         /** @description A key the client makes unique per intended order (a UUID, say), 1 to 255 printable ASCII characters. The first request with it is carried out; for 24 hours, the same key from the same user with the same body answers that first response again, and with another body answers 422. Only a placed order is remembered: a refused request (400, 409, 422) may be retried with its key. Concurrent requests with one key wait for the first and then replay it. */
         IdempotencyKey: string;
+        /** @description User id. */
+        UserId: number;
+        /** @description Post id. */
+        PostId: number;
         /** @description Order id. */
         OrderId: number;
         /** @description Notification id. */
@@ -1422,6 +1569,194 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    getUser: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETags the client holds; when one is current the answer is 304 with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /** @description User id. */
+                id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The user's profile. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserProfileEnvelope"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listUserPosts: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1; not together with `cursor` (400). The items before the page are read and skipped, so a deep page is slow where `cursor` is not. */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: {
+                /** @description ETags the client holds; when one is current the answer is 304 with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /** @description User id. */
+                id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of posts. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostListEnvelope"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createUserPost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description User id. */
+                id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PostCreate"];
+            };
+        };
+        responses: {
+            /** @description The created post. */
+            201: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getUserPost: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETags the client holds; when one is current the answer is 304 with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /** @description User id. */
+                id: components["parameters"]["UserId"];
+                /** @description Post id. */
+                postId: components["parameters"]["PostId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The post. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostEnvelope"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteUserPost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description User id. */
+                id: components["parameters"]["UserId"];
+                /** @description Post id. */
+                postId: components["parameters"]["PostId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     login: {
         parameters: {
             query?: never;
@@ -1577,6 +1912,29 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
+        };
+    };
+    getMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["Internal"];
         };
     };
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { dirname } from 'node:path'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
@@ -21,6 +22,7 @@ import { etag } from './platform/etag.js'
 import type { EventBus } from './platform/events.js'
 import { gracefulClose } from './platform/graceful-close.js'
 import { maintenance } from './platform/maintenance.js'
+import { createServiceMetrics, requestMetrics } from './platform/metrics.js'
 import { createOutbox } from './platform/outbox.js'
 import { rateLimits } from './platform/rate-limit.js'
 import { createReadCache } from './platform/read-cache.js'
@@ -83,9 +85,11 @@ export async function buildApp(deps: AppDependencies, config: Config) {
     config,
     log: app.log,
     accessTokens,
+    instanceId: randomUUID(),
+    metrics: createServiceMetrics(),
   }
   const modules = (deps.modules ?? createDomainModules)(infrastructure)
-  const { handlers, resolvers, loaders } = assembleModules(modules)
+  const { handlers, resolvers, loaders, socketObservers } = assembleModules(modules)
   // The relay starts first and stops last: modules may still publish while they stop.
   runLifecycles(app, [{ name: 'outbox', start: outbox.start, stop: outbox.stop }, ...modules])
 
@@ -95,6 +99,7 @@ export async function buildApp(deps: AppDependencies, config: Config) {
   await app.register(routeTable)
   await app.register(errorHandler)
   await app.register(etag)
+  await app.register(requestMetrics, { metrics: infrastructure.metrics })
   if (config.maintenanceMode) await app.register(maintenance)
   if (config.rateLimit) {
     const { max, windowMs, credentialsMax } = config.rateLimit
@@ -117,10 +122,14 @@ export async function buildApp(deps: AppDependencies, config: Config) {
     introspection: config.graphqlIntrospection,
     operationBudget: app.operationBudget,
     socketsPerCaller: config.socketsPerCaller,
+    socketObservers,
   })
   await app.register(openapiRoutesPlugin, {
     handlers,
-    securityHandlers: createSecurityHandlers(accessTokens, config.webhookSecret),
+    securityHandlers: createSecurityHandlers(accessTokens, {
+      webhookSecret: config.webhookSecret,
+      metricsToken: config.metricsToken,
+    }),
   })
   return app
 }

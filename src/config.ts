@@ -40,6 +40,9 @@ const environmentSchema = {
     WS_SOCKETS_PER_CALLER: { type: 'integer', minimum: 0, default: 50 },
     CACHE_TTL_SECONDS: { type: 'integer', minimum: 0, maximum: 3600, default: 5 },
     WEBHOOK_SECRET: { type: 'string', minLength: 16, maxLength: 512 },
+    PRESENCE_TIMEOUT_MS: { type: 'integer', minimum: 1000, maximum: 600_000, default: 30_000 },
+    METRICS_INTERVAL_MS: { type: 'integer', minimum: 100, maximum: 3_600_000, default: 5000 },
+    METRICS_TOKEN: { type: 'string', minLength: 16, maxLength: 512 },
   },
 } as const
 
@@ -72,6 +75,9 @@ interface Environment {
   WS_SOCKETS_PER_CALLER: number
   CACHE_TTL_SECONDS: number
   WEBHOOK_SECRET?: string
+  PRESENCE_TIMEOUT_MS: number
+  METRICS_INTERVAL_MS: number
+  METRICS_TOKEN?: string
 }
 
 export interface Config {
@@ -126,6 +132,15 @@ export interface Config {
   readCacheTtlSeconds: number
   /** The key payment providers sign their webhooks with; without it none is accepted. */
   webhookSecret: string | undefined
+  /**
+   * With Redis, the longest the users of an instance that died without closing stay
+   * online: the survivors publish them offline within this many milliseconds.
+   */
+  presenceTimeoutMs: number
+  /** How often each instance publishes its figures on `metricsUpdated`. */
+  metricsIntervalMs: number
+  /** A bearer token for scrapers of GET /metrics, besides an admin's access token. */
+  metricsToken: string | undefined
   auth: {
     jwtSecret: string
     accessTokenTtlSeconds: number
@@ -190,6 +205,9 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       values.RATE_LIMIT_MAX === 0 ? undefined : values.WS_SOCKETS_PER_CALLER || undefined,
     readCacheTtlSeconds: values.CACHE_TTL_SECONDS,
     webhookSecret: values.WEBHOOK_SECRET,
+    presenceTimeoutMs: values.PRESENCE_TIMEOUT_MS,
+    metricsIntervalMs: values.METRICS_INTERVAL_MS,
+    metricsToken: values.METRICS_TOKEN,
     auth: {
       jwtSecret: values.JWT_SECRET ?? randomBytes(48).toString('base64url'),
       accessTokenTtlSeconds: values.ACCESS_TOKEN_TTL,

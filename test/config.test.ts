@@ -21,6 +21,9 @@ describe('configuration', () => {
       },
       socketsPerCaller: 50,
       readCacheTtlSeconds: 5,
+      presenceTimeoutMs: 30_000,
+      metricsIntervalMs: 5000,
+      metricsToken: undefined,
       auth: { accessTokenTtlSeconds: 900, refreshTokenTtlSeconds: 2_592_000, admin: undefined },
     })
     expect(config.auth.jwtSecret.length).toBeGreaterThanOrEqual(32)
@@ -50,6 +53,9 @@ describe('configuration', () => {
       WS_SOCKETS_PER_CALLER: '500',
       CACHE_TTL_SECONDS: '0',
       WEBHOOK_SECRET: 'a-webhook-secret-of-some-length',
+      PRESENCE_TIMEOUT_MS: '2000',
+      METRICS_INTERVAL_MS: '250',
+      METRICS_TOKEN: 'a-metrics-token-of-some-length',
     })
     expect(config).toMatchObject({
       port: 8080,
@@ -70,6 +76,9 @@ describe('configuration', () => {
       socketsPerCaller: 500,
       readCacheTtlSeconds: 0,
       webhookSecret: 'a-webhook-secret-of-some-length',
+      presenceTimeoutMs: 2000,
+      metricsIntervalMs: 250,
+      metricsToken: 'a-metrics-token-of-some-length',
       auth: {
         jwtSecret: 's'.repeat(32),
         accessTokenTtlSeconds: 60,
@@ -137,6 +146,11 @@ describe('configuration', () => {
     [{ CACHE_TTL_SECONDS: '3601' }, 'CACHE_TTL_SECONDS'],
     [{ CACHE_TTL_SECONDS: '1.5' }, 'CACHE_TTL_SECONDS'],
     [{ WEBHOOK_SECRET: 'too-short' }, 'WEBHOOK_SECRET'],
+    [{ PRESENCE_TIMEOUT_MS: '999' }, 'PRESENCE_TIMEOUT_MS'],
+    [{ PRESENCE_TIMEOUT_MS: 'half a minute' }, 'PRESENCE_TIMEOUT_MS'],
+    [{ METRICS_INTERVAL_MS: '99' }, 'METRICS_INTERVAL_MS'],
+    [{ METRICS_INTERVAL_MS: '3600001' }, 'METRICS_INTERVAL_MS'],
+    [{ METRICS_TOKEN: 'too-short' }, 'METRICS_TOKEN'],
     [{ PORT: '70000' }, 'PORT'],
     [{ DATABASE_URL: 'mysql://db' }, 'DATABASE_URL'],
     [{ JWT_SECRET: 'short' }, 'JWT_SECRET'],

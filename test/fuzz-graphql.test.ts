@@ -39,10 +39,33 @@ const rowIds = (world: World) =>
     notMessageIds,
   )
 
+/**
+ * Ids of the world's accounts, as text or as integers (an ID may be either), and ids no
+ * account has: a user is found, or NOT_FOUND (null in `users`).
+ */
+const userIds = (world: World) => {
+  const { user, admin } = world.accounts
+  return fc.oneof(
+    fc.constantFrom<unknown>(user.id, admin.id, String(user.id), String(admin.id)),
+    fc.integer({ min: 1, max: 5 }).map(String),
+    messageIds,
+    notMessageIds,
+  )
+}
+
 const generationOf = (world: World): GraphqlGeneration => ({
   tokens: world.tokens,
   hints: {
     values: {
+      'user.id': userIds(world),
+      // Some named twice: each is answered where it is named.
+      'users.ids': fc.array(userIds(world), { minLength: 1, maxLength: 6 }),
+      // `users` costs as 100 users, whatever `ids` holds: their posts are within the cost
+      // up to 11 each (README.md's cost), and refused beyond.
+      'users.User.posts.limit': fc.oneof(
+        fc.integer({ min: 1, max: 11 }),
+        fc.integer({ min: 1, max: 100 }),
+      ),
       'messages.before': messageIds,
       'notifications.before': fc.oneof(fc.integer({ min: 1, max: 5 }).map(String), messageIds),
       'order.id': rowIds(world),

@@ -89,6 +89,22 @@ describe.each(backends)('GraphQL cost and document limits on $name', (backend) =
       expect(served.body.data.a19).toHaveLength(10)
     })
 
+    it('counts a lookup by ids as long as its ids, literal or in a variable', async () => {
+      const LOOKUP = `query($ids: [ID!]!) { users(ids: $ids) { name posts(limit: 100) { title body } } }`
+      const ids = (count: number) => Array.from({ length: count }, (_, index) => String(index + 1))
+      // 24 users × (1 + 100 × 2) = 4824: served; 25 × 201 = 5025: refused.
+      const served = await graphql(server.baseUrl, LOOKUP, { ids: ids(24) })
+      expect(served.body.errors).toBeUndefined()
+      expect(served.body.data.users).toHaveLength(24)
+      const refused = await graphql(server.baseUrl, LOOKUP, { ids: ids(25) })
+      expect(refused.body.errors?.[0]?.message).toMatch(/^The operation costs 5025;/)
+      const literal = await graphql(
+        server.baseUrl,
+        '{ users(ids: ["1", "2"]) { name posts { title } } }',
+      )
+      expect(literal.body.errors).toBeUndefined()
+    })
+
     it('counts fragments where they are spread, and the default limit of 100', async () => {
       const response = await graphql(
         server.baseUrl,

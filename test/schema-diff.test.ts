@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { promisify } from 'node:util'
+import { buildSchema, parse, validate } from 'graphql'
 import { describe, expect, it } from 'vitest'
 
 const run = promisify(execFile)
@@ -66,5 +68,28 @@ describe('schema-diff', () => {
 
   it('reports no changes between identical specs', async () => {
     expect(await schemaDiff('base.yaml', 'base.yaml')).toEqual({ code: 0, output: 'No changes.\n' })
+  })
+})
+
+/**
+ * The specs as released before users, posts, presence and metrics (test/fixtures/released),
+ * and the documents the client SDK suite had been built on then: the current specs only
+ * add to them, and those documents still run.
+ */
+describe('the specs evolve without breaking their clients', () => {
+  it.each([
+    ['schema.graphql', 'released/schema.graphql'],
+    ['openapi.yaml', 'released/openapi.yaml'],
+  ])('%s: only additions since the release', async (current, released) => {
+    const { code, output } = await schemaDiff(`../${released}`, `../../../${current}`)
+    expect(output).not.toContain('BREAKING')
+    expect(code).toBe(0)
+  })
+
+  it('the SDK documents released earlier still validate against schema.graphql', () => {
+    const schema = buildSchema(readFileSync('schema.graphql', 'utf8'))
+    const documents = parse(readFileSync('test/fixtures/sdk-documents/released.graphql', 'utf8'))
+    expect(documents.definitions).toHaveLength(3)
+    expect(validate(schema, documents).map((error) => error.message)).toEqual([])
   })
 })

@@ -9,14 +9,17 @@ const operations = Object.entries(specification.paths).flatMap(([template, path]
     const operation = path[method]
     if (!operation) return []
     const roles = operation.security?.flatMap((requirement) => requirement.bearerAuth ?? []) ?? []
+    // metricsToken takes an admin's bearer token (or METRICS_TOKEN, unset here).
+    const scraped = (operation.security ?? []).some((requirement) => 'metricsToken' in requirement)
     return [
       {
         name: `${method.toUpperCase()} ${template}`,
         method: method.toUpperCase(),
         path: template.replace(/\{[^}]+\}/g, '1'),
-        secured: (operation.security ?? []).some((requirement) => 'bearerAuth' in requirement),
+        secured:
+          scraped || (operation.security ?? []).some((requirement) => 'bearerAuth' in requirement),
         signed: (operation.security ?? []).some((requirement) => 'webhookSignature' in requirement),
-        adminOnly: roles.length > 0 && !roles.includes('user'),
+        adminOnly: scraped || (roles.length > 0 && !roles.includes('user')),
         hasBody: method !== 'get' && method !== 'delete',
       },
     ]
@@ -44,7 +47,9 @@ describe.each(backends)('security on $name', (backend) => {
 
   it('finds secured, admin-only and open operations in the spec', () => {
     expect(secured.map((each) => each.name)).toContain('POST /products')
-    expect(adminOnly.map((each) => each.name)).toContain('DELETE /products/{id}')
+    expect(adminOnly.map((each) => each.name)).toEqual(
+      expect.arrayContaining(['DELETE /products/{id}', 'GET /metrics']),
+    )
     expect(open.map((each) => each.name)).toContain('GET /products')
   })
 

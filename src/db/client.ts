@@ -1,3 +1,4 @@
+import type { Logger } from 'drizzle-orm'
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
 import { migrationsPath } from '../paths.js'
 import type * as schema from './schema.js'
@@ -28,6 +29,8 @@ export interface DatabaseSettings {
   dataDir: string
   /** Statement timeout and the wait for an answer, on Postgres (see Config). */
   databaseTimeoutMs: number
+  /** Told of every statement drizzle sends (tests count them). */
+  logger?: Logger | undefined
 }
 
 /**
@@ -50,8 +53,8 @@ export const migrationsFolder = migrationsPath
 export async function openDatabase(settings: DatabaseSettings): Promise<DatabaseHandle> {
   if (settings.databaseUrl) {
     const { openPostgres } = await import('./postgres.js')
-    return openPostgres(settings.databaseUrl, settings.databaseTimeoutMs)
+    return openPostgres(settings.databaseUrl, settings.databaseTimeoutMs, settings.logger)
   }
   const { openPglite } = await import('./pglite.js')
-  return openPglite(settings.dataDir)
+  return openPglite(settings.dataDir, settings.logger)
 }

@@ -1,16 +1,17 @@
 import { PGlite } from '@electric-sql/pglite'
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
+import type { Logger } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/pglite'
 import { migrate } from 'drizzle-orm/pglite/migrator'
 import { type Database, type DatabaseHandle, migrationsFolder, PLANNER_SETTINGS } from './client.js'
 import * as schema from './schema.js'
 
-export async function openPglite(dataDir: string): Promise<DatabaseHandle> {
+export async function openPglite(dataDir: string, logger?: Logger): Promise<DatabaseHandle> {
   const client = await PGlite.create(dataDir, { extensions: { pg_trgm } })
   for (const [name, value] of Object.entries(PLANNER_SETTINGS)) {
     await client.query('select set_config($1, $2, false)', [name, value])
   }
-  const db = drizzle({ client, schema })
+  const db = drizzle({ client, schema, ...(logger && { logger }) })
   return {
     kind: 'pglite',
     db: db as unknown as Database,

@@ -1,3 +1,4 @@
+import type { Logger } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/postgres-js'
 import { migrate } from 'drizzle-orm/postgres-js/migrator'
 import postgres from 'postgres'
@@ -24,13 +25,21 @@ const connectionOptions = (timeoutMs: number) => ({
   backoff: reconnectDelay,
 })
 
-export async function openPostgres(url: string, timeoutMs: number): Promise<DatabaseHandle> {
+export async function openPostgres(
+  url: string,
+  timeoutMs: number,
+  logger?: Logger,
+): Promise<DatabaseHandle> {
   const client = postgres(url, {
     ...connectionOptions(timeoutMs),
     max: 10,
     connection: { ...PLANNER_SETTINGS, statement_timeout: timeoutMs },
   })
-  const db = drizzle({ client: withDeadlines(client, timeoutMs + DEADLINE_GRACE_MS), schema })
+  const db = drizzle({
+    client: withDeadlines(client, timeoutMs + DEADLINE_GRACE_MS),
+    schema,
+    ...(logger && { logger }),
+  })
   return {
     kind: 'postgres',
     db: db as unknown as Database,

@@ -67,6 +67,8 @@ export const users = pgTable(
     email: text('email').notNull(),
     passwordHash: text('password_hash').notNull(),
     age: integer('age'),
+    phoneNumber: text('phone_number'),
+    twoFactorEnabled: boolean('two_factor_enabled').notNull().default(false),
     role: roles('role').notNull().default('user'),
     createdAt: instant('created_at').notNull().defaultNow(),
   },
@@ -91,6 +93,27 @@ export const refreshTokens = pgTable(
   (table) => [
     uniqueIndex('refresh_tokens_hash_idx').on(table.tokenHash),
     index('refresh_tokens_family_idx').on(table.familyId),
+  ],
+)
+
+export const posts = pgTable(
+  'posts',
+  {
+    id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+    userId: integer('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    title: text('title').notNull(),
+    body: text('body').notNull(),
+    createdAt: instant('created_at').notNull().defaultNow(),
+  },
+  // A user's newest first: the REST list, and the newest few of many users in one batch.
+  (table) => [
+    index('posts_user_order_idx').on(
+      table.userId,
+      table.createdAt.desc().nullsFirst(),
+      table.id.desc().nullsFirst(),
+    ),
   ],
 )
 
@@ -234,6 +257,7 @@ export const webhookDeliveries = pgTable(
 export type ProductRow = typeof products.$inferSelect
 export type UserRow = typeof users.$inferSelect
 export type RefreshTokenRow = typeof refreshTokens.$inferSelect
+export type PostRow = typeof posts.$inferSelect
 export type MessageRow = typeof messages.$inferSelect
 export type OutboxRow = typeof outbox.$inferSelect
 export type OrderRow = typeof orders.$inferSelect

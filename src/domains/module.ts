@@ -3,9 +3,11 @@ import type { Resolvers } from '../../generated/graphql.js'
 import type { Config } from '../config.js'
 import type { DatabaseHandle } from '../db/client.js'
 import type { GraphQLLoaders } from '../graphql/loaders.js'
+import type { SocketObserver } from '../graphql/socket-seats.js'
 import type { OperationId, ServiceHandlers } from '../http/operations.js'
 import type { AccessTokens } from '../platform/access-tokens.js'
 import type { EventBus } from '../platform/events.js'
+import type { ServiceMetrics } from '../platform/metrics.js'
 import type { Outbox } from '../platform/outbox.js'
 import type { ReadCache } from '../platform/read-cache.js'
 import type { RedisConnections } from '../platform/redis.js'
@@ -23,6 +25,10 @@ export interface Infrastructure {
   config: Config
   log: FastifyBaseLogger
   accessTokens: AccessTokens
+  /** This instance among the others: new at each start. */
+  instanceId: string
+  /** What this instance measures of itself (requests, event loop, process). */
+  metrics: ServiceMetrics
 }
 
 type RootType = 'Query' | 'Mutation' | 'Subscription'
@@ -39,6 +45,8 @@ export interface DomainModule {
   handlers?: Partial<ServiceHandlers>
   resolvers?: DomainResolvers
   loaders?: GraphQLLoaders
+  /** Told of each GraphQL WebSocket's life and of the user it belongs to. */
+  sockets?: SocketObserver
   start?(): Promise<void>
   stop?(): Promise<void>
 }
@@ -93,6 +101,7 @@ export interface AssembledModules {
   handlers: ServiceHandlers
   resolvers: Resolvers & Required<Pick<Resolvers, RootType>>
   loaders: GraphQLLoaders
+  socketObservers: SocketObserver[]
 }
 
 /**
@@ -132,5 +141,6 @@ export function assembleModules(modules: readonly DomainModule[]): AssembledModu
     handlers: handlers as ServiceHandlers,
     resolvers: resolvers as AssembledModules['resolvers'],
     loaders: loaders as GraphQLLoaders,
+    socketObservers: modules.flatMap((module) => (module.sockets ? [module.sockets] : [])),
   }
 }

@@ -2,10 +2,12 @@ import { createAuthModule } from './auth/auth-module.js'
 import { createCatalogModule } from './catalog/catalog-module.js'
 import { createChatModule } from './chat/chat-module.js'
 import { createHealthModule } from './health/health-module.js'
+import { createMetricsModule } from './metrics/metrics-module.js'
 import { completeModules, type Infrastructure } from './module.js'
 import { createNotificationsModule } from './notifications/notifications-module.js'
 import { createOrdersModule } from './orders/orders-module.js'
 import { createPaymentsModule } from './payments/payments-module.js'
+import { createPresenceModule } from './presence/presence-module.js'
 import { createUsersModule } from './users/users-module.js'
 
 /**
@@ -28,6 +30,8 @@ export function createDomainModules(infrastructure: Infrastructure) {
     users,
     catalog,
     createChatModule(infrastructure, { accounts: users.accounts }),
+    createPresenceModule(infrastructure, { accounts: users.accounts }),
+    createMetricsModule(infrastructure),
     notifications,
     orders,
     createPaymentsModule(infrastructure, { orders: orders.payments }),

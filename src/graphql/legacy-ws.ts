@@ -1,7 +1,6 @@
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify'
 import type { GraphQLError } from 'graphql'
 import type { WebSocket } from 'ws'
-import { callerKey } from '../platform/rate-limit.js'
 import type { Admit } from './admission.js'
 import type { ContextFactory } from './context.js'
 import { toClientError } from './errors.js'
@@ -62,7 +61,7 @@ export function guardLegacySocket(
     } catch {
       return true // Mercurius refuses the credentials, with its connection_error.
     }
-    if (seat.moveTo(callerKey(principal, upgrade.ip))) return true
+    if (seat.moveTo(principal, upgrade.ip)) return true
     socket.close(TOO_MANY_SOCKETS.code, TOO_MANY_SOCKETS.reason)
     return false
   }

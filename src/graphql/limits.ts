@@ -59,6 +59,8 @@ export const LIMITS = {
 
 /** The argument that says how long a list is. */
 const SIZE_ARGUMENT = 'limit'
+/** The argument of a lookup by ids (`users(ids:)`): the list is as long as it. */
+const IDS_ARGUMENT = 'ids'
 
 /** Variables as sent; undefined while not known yet (each then counts as a page of one). */
 export type Variables = Readonly<Record<string, unknown>> | undefined
@@ -120,9 +122,9 @@ export function maxAliasesRule(maxAliases: number): ValidationRule {
 
 /**
  * The values an operation may resolve: a field is 1, or what is selected under it; a
- * list multiplies that by its `limit` (the schema's default when absent, or
- * LIMITS.assumedListSize for a list without one). Aliases and fragments count where
- * they are used; `__typename` and introspection cost nothing.
+ * list multiplies that by its `limit` (the schema's default when absent), by the number
+ * of `ids` of a lookup by ids, or by LIMITS.assumedListSize for any other list. Aliases
+ * and fragments count where they are used; `__typename` and introspection cost nothing.
  */
 export function maxCostRule(maxCost: number, variables: Variables): ValidationRule {
   return (context: ValidationContext): ASTVisitor => {
@@ -189,9 +191,17 @@ function listSizes(operation: OperationDefinitionNode, variables: Variables) {
     if (variables === undefined) return 1
     return name in variables ? variables[name] : defaults.get(name)
   }
+  /** How many ids a lookup names; undefined when the field takes none. */
+  const idsNamed = (field: FieldNode) => {
+    const node = field.arguments?.find((each) => each.name.value === IDS_ARGUMENT)?.value
+    if (node?.kind === Kind.LIST) return node.values.length
+    if (node?.kind !== Kind.VARIABLE) return node && 1
+    const value = variableValue(node.name.value)
+    return Array.isArray(value) ? value.length : 1
+  }
   return (field: FieldNode, definition: FieldDefinition) => {
     const argument = definition.args.find((each) => each.name === SIZE_ARGUMENT)
-    if (!argument) return LIMITS.assumedListSize
+    if (!argument) return idsNamed(field) ?? LIMITS.assumedListSize
     const node = field.arguments?.find((each) => each.name.value === SIZE_ARGUMENT)?.value
     const given = node?.kind === Kind.VARIABLE ? variableValue(node.name.value) : intOf(node)
     const size = given ?? argument.defaultValue

@@ -16,6 +16,7 @@ import { graphiqlPlugin } from './graphiql.js'
 import { costErrors, limitErrors, parseOptions } from './limits.js'
 import { type GraphQLLoaders, loaderResolvers } from './loaders.js'
 import { bytesOverCap, tooLargeResult } from './response-cap.js'
+import type { SocketObserver } from './socket-seats.js'
 import { createSocketRouting } from './sockets.js'
 import { countedSubscriptions } from './subscriptions.js'
 import { createTransportWsHandler } from './transport-ws.js'
@@ -42,6 +43,8 @@ export interface GraphqlOptions {
   operationBudget: OperationBudget | undefined
   /** Open WebSockets per caller; undefined: no cap. */
   socketsPerCaller: number | undefined
+  /** Told of each WebSocket's life and of the user it belongs to. */
+  socketObservers: readonly SocketObserver[]
 }
 
 /** Cuts a slow subscriber off, and frees its socket even if it never reads the close. */
@@ -82,6 +85,7 @@ export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOption
     admit,
     log: app.log,
     socketsPerCaller: options.socketsPerCaller,
+    socketObservers: options.socketObservers,
   })
   app.addHook('onRoute', (route) => {
     if (route.url !== GRAPHQL_PATH) return
@@ -111,9 +115,8 @@ export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOption
   await app.register(mercurius, {
     schema: readFileSync(schemaPath, 'utf8'),
     resolvers: {
-      ...options.resolvers,
+      ...withBatchedFields(options.resolvers, loaderResolvers(options.loaders)),
       Subscription: countedSubscriptions(options.resolvers.Subscription),
-      ...loaderResolvers(options.loaders),
     } as IResolvers,
     path: GRAPHQL_PATH,
     graphiql: false,
@@ -164,6 +167,21 @@ export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOption
   app.graphql.addHook('preSubscriptionExecution', async (_schema, _document, context) => {
     beforeExecution(context)
   })
+}
+
+/**
+ * The batched fields added to their types' resolvers, field by field: a type can have
+ * both (User: `email` resolved, `posts` batched), and one map must not replace the other.
+ */
+function withBatchedFields(
+  resolvers: Resolvers,
+  batched: ReturnType<typeof loaderResolvers>,
+): Record<string, unknown> {
+  const merged: Record<string, unknown> = { ...resolvers }
+  for (const [type, fields] of Object.entries(batched)) {
+    merged[type] = { ...(merged[type] as object | undefined), ...fields }
+  }
+  return merged
 }
 
 /** GraphQL over HTTP lets a client send `"extensions": null`; Mercurius's schema does not. */

@@ -1,12 +1,27 @@
+import type { Principal } from '../platform/access-tokens.js'
+import { callerKey } from '../platform/rate-limit.js'
+
 /** Close code of a WebSocket beyond its caller's share: RFC 6455's "Try Again Later". */
 export const TOO_MANY_SOCKETS = { code: 1013, reason: 'Too many connections' }
+
+/**
+ * Told of every /graphql WebSocket: when it opens and closes, and while it belongs to a
+ * user (from its upgrade's bearer token or its connection_init's authToken). Called in
+ * order for each socket; an observer does its own asynchronous work and failures.
+ */
+export interface SocketObserver {
+  socketOpened?(): void
+  socketClosed?(): void
+  userJoined?(userId: number): void
+  userLeft?(userId: number): void
+}
 
 /** The count one open WebSocket holds against its caller. */
 export interface SocketSeat {
   /** The caller counted: the address at first, the user once the socket proves one. */
   readonly caller: string
-  /** Counts the socket against `caller` instead; false when that caller holds its share. */
-  moveTo(caller: string): boolean
+  /** Counts the socket against this caller instead; false when it holds its share. */
+  moveTo(principal: Principal | null, ip: string): boolean
   release(): void
 }
 
@@ -14,7 +29,10 @@ export interface SocketSeat {
  * Open WebSockets per caller on this instance (user when authenticated, else address),
  * so one caller cannot hold the server's memory in idle sockets. `max` undefined: no cap.
  */
-export function createSocketSeats(max: number | undefined) {
+export function createSocketSeats(
+  max: number | undefined,
+  observers: readonly SocketObserver[] = [],
+) {
   const held = new Map<string, number>()
   const take = (caller: string) => {
     const count = held.get(caller) ?? 0
@@ -27,27 +45,46 @@ export function createSocketSeats(max: number | undefined) {
     if (count > 0) held.set(caller, count)
     else held.delete(caller)
   }
+  const tell = (event: (observer: SocketObserver) => void) => {
+    for (const observer of observers) event(observer)
+  }
+  const joined = (userId: number | undefined) => {
+    if (userId !== undefined) tell((observer) => observer.userJoined?.(userId))
+  }
+  const left = (userId: number | undefined) => {
+    if (userId !== undefined) tell((observer) => observer.userLeft?.(userId))
+  }
 
   return {
-    /** A seat for a new socket of `caller`; undefined when the caller holds its share. */
-    seat(caller: string): SocketSeat | undefined {
-      if (!take(caller)) return undefined
-      let holder = caller
+    /** A seat for a new socket; undefined when its caller holds its share. */
+    seat(principal: Principal | null, ip: string): SocketSeat | undefined {
+      let holder = callerKey(principal, ip)
+      if (!take(holder)) return undefined
+      let userId = principal?.userId
       let released = false
+      tell((observer) => observer.socketOpened?.())
+      joined(userId)
       return {
         get caller() {
           return holder
         },
-        moveTo(next) {
-          if (released || next === holder) return true
-          if (!take(next)) return false
+        moveTo(next, nextIp) {
+          const caller = callerKey(next, nextIp)
+          if (released || caller === holder) return true
+          if (!take(caller)) return false
           give(holder)
-          holder = next
+          holder = caller
+          left(userId)
+          userId = next?.userId
+          joined(userId)
           return true
         },
         release() {
-          if (!released) give(holder)
+          if (released) return
           released = true
+          give(holder)
+          left(userId)
+          tell((observer) => observer.socketClosed?.())
         },
       }
     },

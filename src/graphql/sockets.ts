@@ -1,9 +1,8 @@
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify'
 import type { WebSocket } from 'ws'
-import { callerKey } from '../platform/rate-limit.js'
 import type { ContextFactory } from './context.js'
 import { guardLegacySocket, type LegacyGateOptions } from './legacy-ws.js'
-import { createSocketSeats, TOO_MANY_SOCKETS } from './socket-seats.js'
+import { createSocketSeats, type SocketObserver, TOO_MANY_SOCKETS } from './socket-seats.js'
 import { createLiveSubscriptions, type LiveSubscriptions } from './subscriptions.js'
 import type { createTransportWsHandler } from './transport-ws.js'
 
@@ -18,6 +17,8 @@ export interface SocketRoutingOptions extends LegacyGateOptions {
   contexts: ContextFactory
   /** Open WebSockets per caller; undefined: no cap. */
   socketsPerCaller: number | undefined
+  /** Told of each socket's life and of the user it belongs to (presence, metrics). */
+  socketObservers: readonly SocketObserver[]
 }
 
 /**
@@ -26,7 +27,7 @@ export interface SocketRoutingOptions extends LegacyGateOptions {
  * subprotocol, graphql-ws or (through the legacy gate) Mercurius.
  */
 export function createSocketRouting(options: SocketRoutingOptions) {
-  const seats = createSocketSeats(options.socketsPerCaller)
+  const seats = createSocketSeats(options.socketsPerCaller, options.socketObservers)
   // Each legacy socket's live subscriptions, for the context Mercurius asks us for.
   const legacySubscriptions = new WeakMap<object, LiveSubscriptions>()
 
@@ -42,7 +43,7 @@ export function createSocketRouting(options: SocketRoutingOptions) {
         const principal = upgradePrincipal(options.contexts, request)
         // graphql-transport-ws refuses the credentials at connection_init, with this code too.
         if (principal === undefined && isLegacy) return socket.close(FORBIDDEN_CLOSE, 'Forbidden')
-        const seat = seats.seat(callerKey(principal ?? null, request.ip))
+        const seat = seats.seat(principal ?? null, request.ip)
         if (!seat) return socket.close(TOO_MANY_SOCKETS.code, TOO_MANY_SOCKETS.reason)
         const subscriptions = createLiveSubscriptions()
         socket.once('close', () => {

@@ -2,7 +2,6 @@ import type { FastifyBaseLogger, FastifyRequest } from 'fastify'
 import { type ExecutionResult, execute, GraphQLError, type GraphQLSchema, subscribe } from 'graphql'
 import { CloseCode, makeServer } from 'graphql-ws'
 import type { WebSocket } from 'ws'
-import { callerKey } from '../platform/rate-limit.js'
 import type { Admit } from './admission.js'
 import { beforeExecution, type ContextFactory, type GraphQLContext } from './context.js'
 import { toClientError } from './errors.js'
@@ -82,7 +81,7 @@ export function createTransportWsHandler(options: TransportWsOptions) {
         return false
       }
       const { seat, socket, request } = ctx.extra
-      if (seat.moveTo(callerKey(principal, request.ip))) return true
+      if (seat.moveTo(principal, request.ip)) return true
       // Closed with our code first; graphql-ws's own close (4403) then finds it closing.
       socket.close(TOO_MANY_SOCKETS.code, TOO_MANY_SOCKETS.reason)
       return false

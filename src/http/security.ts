@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto'
 import type { FastifyRequest } from 'fastify'
 import {
   type AccessTokens,
@@ -19,8 +20,21 @@ declare module 'fastify' {
  * One handler per security scheme of openapi.yaml. A requirement's list names the
  * roles allowed (`bearerAuth: [admin]`); an empty list admits any valid token.
  */
-export function createSecurityHandlers(accessTokens: AccessTokens, webhookSecret?: string) {
+export function createSecurityHandlers(
+  accessTokens: AccessTokens,
+  secrets: { webhookSecret?: string | undefined; metricsToken?: string | undefined } = {},
+) {
+  const { webhookSecret, metricsToken } = secrets
   return {
+    /** A scraper's METRICS_TOKEN, or an admin's access token. */
+    async metricsToken(request: FastifyRequest) {
+      const token = bearerToken(request)
+      if (metricsToken && sameSecret(token, metricsToken)) return
+      const principal = accessTokens.verify(token)
+      if (principal.role !== 'admin') throw forbidden('Metrics need an admin or METRICS_TOKEN')
+      request.principal = principal
+    },
+
     /** Runs once the body's bytes are read (see openapi-routes.ts). */
     async webhookSignature(request: FastifyRequest) {
       if (!webhookSecret) throw unavailable('Webhooks are not configured here (WEBHOOK_SECRET)')
@@ -49,6 +63,15 @@ function bearerToken(request: FastifyRequest): string {
   const token = bearerTokenOf(header)
   if (!token) throw unauthenticated('The Authorization header must be "Bearer <token>"')
   return token
+}
+
+/** Compared in constant time, so the answer's timing tells nothing of the secret. */
+function sameSecret(given: string, secret: string): boolean {
+  const [a, b] = [
+    createHash('sha256').update(given).digest(),
+    createHash('sha256').update(secret).digest(),
+  ]
+  return timingSafeEqual(a, b)
 }
 
 /** A header sent once; a repeated one counts as absent. */

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import type { Logger } from 'drizzle-orm'
 import postgres from 'postgres'
 import { loadConfig } from '../../src/config.js'
 import { type DatabaseHandle, openDatabase } from '../../src/db/client.js'
@@ -16,13 +17,20 @@ export interface TestDatabase {
   drop(): Promise<void>
 }
 
+export interface OpenSettings {
+  /** Longer statements than the service's own, for fixtures that seed in bulk. */
+  databaseTimeoutMs?: number
+  /** Told of every statement drizzle sends on the handle (tests count them). */
+  logger?: Logger
+}
+
 export interface Backend {
   name: 'pglite' | 'postgres'
   /**
    * A fresh, migrated database that no other test file sees, with the service's own
    * settings unless a fixture needs longer statements (seeding in bulk).
    */
-  open(settings?: { databaseTimeoutMs: number }): Promise<TestDatabase>
+  open(settings?: OpenSettings): Promise<TestDatabase>
 }
 
 const postgresUrl = process.env.TEST_DATABASE_URL
@@ -35,8 +43,12 @@ const defaults = loadConfig({})
 
 const pglite: Backend = {
   name: 'pglite',
-  async open() {
-    const database = await openDatabase({ ...defaults, dataDir: 'memory://' })
+  async open(settings) {
+    const database = await openDatabase({
+      ...defaults,
+      dataDir: 'memory://',
+      logger: settings?.logger,
+    })
     await database.migrate()
     return {
       database,
@@ -55,7 +67,12 @@ function postgresBackend(adminUrl: string): Backend {
       await admin.unsafe(`create database ${name}`)
       const url = new URL(adminUrl)
       url.pathname = `/${name}`
-      const database = await openDatabase({ ...defaults, ...settings, databaseUrl: url.href })
+      const database = await openDatabase({
+        ...defaults,
+        databaseTimeoutMs: settings?.databaseTimeoutMs ?? defaults.databaseTimeoutMs,
+        logger: settings?.logger,
+        databaseUrl: url.href,
+      })
       await database.migrate()
       return {
         database,

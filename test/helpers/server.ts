@@ -7,7 +7,7 @@ import { users } from '../../src/db/schema.js'
 import { createEventBus, type EventBus } from '../../src/platform/events.js'
 import { connectRedis, type RedisConnections } from '../../src/platform/redis.js'
 import { type Api, createApi } from './api.js'
-import type { Backend, TestDatabase } from './backends.js'
+import type { Backend, OpenSettings, TestDatabase } from './backends.js'
 
 export const ADMIN = { email: 'admin@example.com', password: 'admin-password-1' }
 
@@ -37,6 +37,8 @@ export interface StartOptions {
   testDatabase?: TestDatabase
   /** The domains to serve instead of the service's own. */
   modules?: AppDependencies['modules']
+  /** Told of every statement drizzle sends on the fresh database (ignored with testDatabase). */
+  databaseLogger?: OpenSettings['logger']
 }
 
 /**
@@ -48,7 +50,8 @@ export async function startServer(
   environment: Record<string, string> = {},
   options: StartOptions = {},
 ): Promise<TestServer> {
-  const testDatabase = options.testDatabase ?? (await backend.open())
+  const testDatabase =
+    options.testDatabase ?? (await backend.open({ logger: options.databaseLogger }))
   const config = loadConfig({
     ...testEnvironment,
     REDIS_KEY_PREFIX: testDatabase.redisKeyPrefix,

@@ -1,23 +1,33 @@
 import type { Infrastructure } from '../module.js'
+import { createPostHandlers } from './posts-handlers.js'
+import { createPostsRepository } from './posts-repository.js'
+import { createPostsService } from './posts-service.js'
 import { createUserHandlers } from './users-handlers.js'
 import { createUsersRepository } from './users-repository.js'
+import { createUserLoaders, createUserResolvers } from './users-resolvers.js'
 import { createUsersService, type Sessions } from './users-service.js'
 
-/** Accounts: sign-up, and the admin the configuration asks for, made sure of at start. */
+/**
+ * Accounts and their posts: sign-up, profiles, and the admin the configuration asks
+ * for, made sure of at start.
+ */
 export function createUsersModule(
   { database, config, log }: Pick<Infrastructure, 'database' | 'config' | 'log'>,
   { sessions }: { sessions: Sessions },
 ) {
-  const users = createUsersService({
-    db: database.db,
-    users: createUsersRepository(database.db),
-    sessions,
+  const repository = createUsersRepository(database.db)
+  const users = createUsersService({ db: database.db, users: repository, sessions })
+  const posts = createPostsService({
+    posts: createPostsRepository(database.db),
+    users: repository,
   })
   return {
     name: 'users',
-    handlers: createUserHandlers(users),
-    /** Who an account is, for the domains that show it (a message's author). */
-    accounts: { nameOf: users.nameOf },
+    handlers: { ...createUserHandlers(users), ...createPostHandlers(posts) },
+    resolvers: createUserResolvers(users),
+    loaders: createUserLoaders(posts),
+    /** Who an account is, for the domains that show it (a message's author, a status). */
+    accounts: { nameOf: users.nameOf, find: users.find },
     start: () => users.ensureAdmin(config.auth.admin, log),
   }
 }

@@ -1,4 +1,4 @@
-import { eq, sql } from 'drizzle-orm'
+import { eq, inArray, sql } from 'drizzle-orm'
 import type { Database, Executor } from '../../db/client.js'
 import { type UserRow, users } from '../../db/schema.js'
 
@@ -20,6 +20,13 @@ export function createUsersRepository(db: Database) {
     async findById(id: number, executor: Executor = db): Promise<UserRow | undefined> {
       const [row] = await executor.select().from(users).where(eq(users.id, id))
       return row
+    },
+
+    findByIds(ids: readonly number[]): Promise<UserRow[]> {
+      return db
+        .select()
+        .from(users)
+        .where(inArray(users.id, [...ids]))
     },
 
     /** Emails are unique regardless of case. */

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto'
+import DataLoader from 'dataloader'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Database, Executor } from '../../db/client.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import type { UserRow } from '../../db/schema.js'
-import { assertValidFields, conflict } from '../../platform/errors.js'
+import { assertValidFields, conflict, notFound } from '../../platform/errors.js'
 import { readableTextProblem } from '../../platform/input-rules.js'
 import { hashPassword, verifyPassword } from './password.js'
 import type { UsersRepository } from './users-repository.js'
@@ -53,10 +54,30 @@ export function createUsersService({ db, users, sessions }: Dependencies) {
     return true
   }
 
+  // The lookups of one tick, from any operation, go to the database as one statement; no
+  // cache: each lookup reads the account as it is then.
+  const byId = new DataLoader<number, UserRow | undefined>(
+    async (ids) => {
+      const found = new Map((await users.findByIds(ids)).map((row) => [row.id, row]))
+      return ids.map((id) => found.get(id))
+    },
+    { cache: false },
+  )
+
   return {
+    /** An account, or undefined when there is none; lookups made together are batched. */
+    find: (userId: number): Promise<UserRow | undefined> => byId.load(userId),
+
+    /** An account that must exist: an unknown id is NOT_FOUND. */
+    async get(userId: number): Promise<UserRow> {
+      const user = await byId.load(userId)
+      if (!user) throw notFound(`No user has the id ${userId}`)
+      return user
+    },
+
     /** The name an account goes by, or undefined when there is no such account. */
     async nameOf(userId: number): Promise<string | undefined> {
-      return (await users.findById(userId))?.name
+      return (await byId.load(userId))?.name
     },
 
     async signUp({ password, age, ...fields }: SignUp): Promise<UserRow> {

@@ -7,8 +7,12 @@ import {
   type OrderRow,
   orderItems,
   orders,
+  type PostRow,
   type ProductRow,
+  posts,
   products,
+  type UserRow,
+  users,
 } from '../../../src/db/schema.js'
 
 /** Rows of a raw statement, whichever driver ran it. */
@@ -17,8 +21,8 @@ export async function rowsOfStatement<Row>(db: Database, statement: SQL): Promis
 }
 
 /**
- * One digest of everything a request may store: products, users, messages, orders and
- * their items, notifications, Idempotency-Keys, webhook deliveries and the refresh tokens
+ * One digest of everything a request may store: products, users and their posts,
+ * messages, orders and their items, notifications, Idempotency-Keys, webhook deliveries and the refresh tokens
  * issued. A refused request must leave it as it was. A token's revocation is left out:
  * presenting a retired token is refused and, as documented, revokes its session.
  */
@@ -28,6 +32,7 @@ export async function storedState(db: Database): Promise<string> {
     sql`select concat_ws('|',
       (select md5(coalesce(string_agg(p::text, ',' order by p.id), '')) from products p),
       (select md5(coalesce(string_agg(u::text, ',' order by u.id), '')) from users u),
+      (select md5(coalesce(string_agg(p::text, ',' order by p.id), '')) from posts p),
       (select md5(coalesce(string_agg(m::text, ',' order by m.id), '')) from messages m),
       (select md5(coalesce(string_agg(o::text, ',' order by o.id), '')) from orders o),
       (select md5(coalesce(string_agg(i::text, ',' order by i.order_id, i.product_id), ''))
@@ -45,11 +50,13 @@ export async function storedState(db: Database): Promise<string> {
 
 export type StoredOrder = OrderRow & { items: OrderItemRow[] }
 
-/** The rows the orders' and notifications' rules are judged against, by id. */
+/** The rows the rules of orders, notifications, users and posts are judged against, by id. */
 export interface StoredRows {
   products: Map<number, ProductRow>
   orders: Map<number, StoredOrder>
   notifications: Map<number, NotificationRow>
+  users: Map<number, UserRow>
+  posts: Map<number, PostRow>
 }
 
 const byId = <Row extends { id: number }>(rows: Row[]) => new Map(rows.map((row) => [row.id, row]))
@@ -60,10 +67,14 @@ export async function storedRows(db: Database): Promise<StoredRows> {
   const orderRows = await db.select().from(orders)
   const itemRows = await db.select().from(orderItems).orderBy(asc(orderItems.productId))
   const notificationRows = await db.select().from(notifications)
+  const userRows = await db.select().from(users)
+  const postRows = await db.select().from(posts)
   const itemsOf = (orderId: number) => itemRows.filter((item) => item.orderId === orderId)
   return {
     products: byId(productRows),
     orders: byId(orderRows.map((order) => ({ ...order, items: itemsOf(order.id) }))),
     notifications: byId(notificationRows),
+    users: byId(userRows),
+    posts: byId(postRows),
   }
 }

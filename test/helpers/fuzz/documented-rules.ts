@@ -84,10 +84,15 @@ export const ignoredWhenSignedIn = (description: string | undefined | null) =>
 
 /**
  * A field only a signed-in caller may use: "Needs a token.", or, for `orderUpdated`,
- * "Only its owner or an admin may follow it", which no caller without a token is.
+ * "Only its owner or an admin may follow it", or "Admins only", which no caller
+ * without a token is.
  */
 export const needsToken = (description: string | undefined | null) =>
-  /needs a token|only its owner or an admin/i.test(description ?? '')
+  /needs a token|only its owner or an admin|admins only/i.test(description ?? '')
+
+/** A field for admins alone ("Admins only: others fail FORBIDDEN."). */
+export const adminsOnly = (description: string | undefined | null) =>
+  /admins only/i.test(description ?? '')
 
 /**
  * Lengths and ranges that GraphQL's types cannot state, read from an argument's

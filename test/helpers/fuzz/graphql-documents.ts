@@ -1,29 +1,12 @@
 import fc from 'fast-check'
-import {
-  type GraphQLArgument,
-  type GraphQLOutputType,
-  getNamedType,
-  isEnumType,
-  isObjectType,
-} from 'graphql'
+import { type NestedArguments, selectionOf } from './graphql-nested.js'
 import type { RootField } from './graphql-schema.js'
+import { literalOf } from './graphql-values.js'
 
 /** What a GraphQL request's JSON body holds, or raw text for the transport's flaws. */
 export type GraphqlBody =
   | { query?: unknown; variables?: unknown; operationName?: unknown }
   | { raw: string }
-
-/** Every field of the returned type that takes no argument, objects two levels down. */
-export function selectionOf(type: GraphQLOutputType, depth = 2): string {
-  const named = getNamedType(type)
-  if (!isObjectType(named)) return ''
-  const fields = Object.values(named.getFields()).filter((field) => field.args.length === 0)
-  const parts = fields.flatMap((field) => {
-    if (!isObjectType(getNamedType(field.type))) return [field.name]
-    return depth > 1 ? [`${field.name} ${selectionOf(field.type, depth - 1)}`] : []
-  })
-  return `{ ${parts.join(' ')} }`
-}
 
 /** How each argument travels: as a variable, or written into the document. */
 export type Passing = 'variable' | 'literal'
@@ -43,6 +26,7 @@ export function partsOf(
   args: Record<string, unknown>,
   passing: Record<string, Passing>,
   alias?: string,
+  nested: NestedArguments = {},
 ): DocumentParts {
   const given = field.args.filter((argument) => argument.name in args)
   const variables = given.filter((argument) => passing[argument.name] !== 'literal')
@@ -55,7 +39,7 @@ export function partsOf(
         : `${argument.name}: $${argument.name}`,
     ),
     field: alias ? `${alias}: ${field.name}` : field.name,
-    selection: selectionOf(field.type),
+    selection: selectionOf(field.type, nested),
     variables: Object.fromEntries(
       variables.map((argument) => [argument.name, args[argument.name]]),
     ),
@@ -73,28 +57,10 @@ export const documentOf = (
   args: Record<string, unknown>,
   passing: Record<string, Passing>,
   alias?: string,
+  nested: NestedArguments = {},
 ) => {
-  const parts = partsOf(field, args, passing, alias)
+  const parts = partsOf(field, args, passing, alias, nested)
   return { query: render(parts), variables: parts.variables }
-}
-
-/**
- * A value written as a GraphQL literal, as it is: strings as JSON writes them (GraphQL
- * reads the same escapes), never coerced to the argument's type, so a wrong one stays
- * wrong.
- */
-function literalOf(argument: GraphQLArgument, value: unknown): string {
-  if (typeof value === 'string' && isEnumType(getNamedType(argument.type))) return value
-  return rawLiteral(value)
-}
-
-function rawLiteral(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(rawLiteral).join(', ')}]`
-  if (value !== null && typeof value === 'object') {
-    const fields = Object.entries(value).map(([key, each]) => `${key}: ${rawLiteral(each)}`)
-    return `{${fields.join(', ')}}`
-  }
-  return value === undefined ? 'null' : JSON.stringify(value)
 }
 
 export function passingOf(field: RootField): fc.Arbitrary<Record<string, Passing>> {

@@ -8,9 +8,11 @@ import type { NotificationRow } from '../../../src/db/schema.js'
 import { assertMatchesSpec } from '../contract.js'
 import { type StoredOrder, storedRows, storedState } from './database-state.js'
 import { ignoredWhenSignedIn } from './documented-rules.js'
-import { lookupRefusal, orderNamed, ownNotification, tokenRefusal } from './graphql-refusals.js'
+import { costOf, MAX_COST } from './graphql-cost.js'
+import { callerRefusal, lookupRefusal, orderNamed, ownNotification } from './graphql-refusals.js'
 import type { GraphqlRequest } from './graphql-requests.js'
 import type { RootField } from './graphql-schema.js'
+import { userExpectations } from './graphql-user-expectations.js'
 import { argumentsBreakingRules } from './graphql-values.js'
 import { notificationOf, orderOf } from './orders-model.js'
 import { accountOf, type World } from './world.js'
@@ -98,6 +100,14 @@ async function judgeValid(
   answer: GraphqlAnswer,
 ): Promise<boolean> {
   const codes = answer.errors.map((error) => error.extensions?.code)
+  const overCost = (variablesKnown: boolean) => {
+    const cost = costOf(field, request, variablesKnown)
+    if (cost <= MAX_COST) return false
+    expect(codes, `an operation that costs ${cost}`).toEqual(['GRAPHQL_VALIDATION_FAILED'])
+    return true
+  }
+  // The limits come before all, the cost counted first with its variables unknown.
+  if (overCost(false)) return true
   if (request.caller === 'forged') {
     expect(codes, 'a forged token must be refused').toEqual(['UNAUTHENTICATED'])
     return true
@@ -107,10 +117,11 @@ async function judgeValid(
     expect(codes).toEqual(['BAD_USER_INPUT'])
     return true
   }
-  const unauthenticated = tokenRefusal(field, request.caller)
-  if (unauthenticated) {
-    // Before its arguments are read: the field says nothing to a caller without a token.
-    expect(codes, 'a field that needs a token answered without one').toEqual([unauthenticated])
+  if (overCost(true)) return true
+  const callerRefused = callerRefusal(field, request.caller)
+  if (callerRefused) {
+    // Before its arguments are read: the field says nothing to a caller it does not serve.
+    expect(codes, 'a field answered a caller it does not serve').toEqual([callerRefused])
     return true
   }
   const signedIn = request.caller === 'user' || request.caller === 'admin'
@@ -127,7 +138,7 @@ async function judgeValid(
   }
   const refusal = await lookupRefusal(world, field, request)
   if (refusal) {
-    expect(codes, 'an order or notification the caller may not see').toEqual([refusal])
+    expect(codes, 'a row the caller may not see, or none').toEqual([refusal])
     return true
   }
   expect(answer.errors, 'valid arguments refused, and no documented rule says why').toEqual([])
@@ -137,8 +148,11 @@ async function judgeValid(
   return false
 }
 
-type RootFieldName = keyof QueryResolvers | keyof MutationResolvers | keyof SubscriptionResolvers
-type Expectation = (world: World, request: GraphqlRequest, data: any) => void | Promise<void>
+export type RootFieldName =
+  | keyof QueryResolvers
+  | keyof MutationResolvers
+  | keyof SubscriptionResolvers
+export type Expectation = (world: World, request: GraphqlRequest, data: any) => void | Promise<void>
 
 /** An order as GraphQL shows it: REST's, its ids as text. */
 function graphqlOrder(stored: StoredOrder) {
@@ -173,6 +187,8 @@ async function newestNotifications(world: World, request: GraphqlRequest) {
  * a field added there fails `tsc` here until its answers are stated.
  */
 const graphqlExpectations = {
+  ...userExpectations,
+
   messages(_world, request, data) {
     const { chatId, limit, before } = request.args as Record<string, unknown>
     const listed = data as { id: string; chatId: string }[]
@@ -223,6 +239,14 @@ const graphqlExpectations = {
   },
 
   notificationAdded() {
+    throw new Error('a subscription over HTTP is refused before its answer is judged')
+  },
+
+  userStatusChanged() {
+    throw new Error('a subscription over HTTP is refused before its answer is judged')
+  },
+
+  metricsUpdated() {
     throw new Error('a subscription over HTTP is refused before its answer is judged')
   },
 } satisfies Record<RootFieldName, Expectation>

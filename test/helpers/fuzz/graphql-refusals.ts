@@ -1,20 +1,31 @@
 import type { Caller } from './callers.js'
 import { type StoredOrder, storedRows } from './database-state.js'
-import { needsToken } from './documented-rules.js'
+import { adminsOnly, needsToken } from './documented-rules.js'
 import type { GraphqlRequest } from './graphql-requests.js'
 import type { RootField } from './graphql-schema.js'
 import { accountOf, type World } from './world.js'
 
 const signedIn = (caller: Caller) => caller === 'user' || caller === 'admin'
 
-/** UNAUTHENTICATED for a caller without a token, where the field needs one; first of all. */
-export const tokenRefusal = ({ field }: RootField, caller: Caller) =>
-  !signedIn(caller) && needsToken(field.description) ? 'UNAUTHENTICATED' : undefined
+/**
+ * UNAUTHENTICATED for a caller without a token, where the field needs one; FORBIDDEN for
+ * one who is no admin, where the field is for admins. First of all, before its arguments.
+ */
+export function callerRefusal({ field }: RootField, caller: Caller) {
+  if (!signedIn(caller)) return needsToken(field.description) ? 'UNAUTHENTICATED' : undefined
+  return adminsOnly(field.description) && caller !== 'admin' ? 'FORBIDDEN' : undefined
+}
 
 /** The id of the row an ID names: its decimal text, as the schema's ids are written. */
 function rowIdOf(id: unknown): number | undefined {
   const text = String(id)
   return /^[1-9]\d{0,9}$/.test(text) && Number(text) <= 2 ** 31 - 1 ? Number(text) : undefined
+}
+
+/** The stored user an ID names, if any. */
+export async function userNamed(world: World, id: unknown) {
+  const rowId = rowIdOf(id)
+  return rowId === undefined ? undefined : (await storedRows(world.db)).users.get(rowId)
 }
 
 /** The stored order an ID names, if any. */
@@ -42,21 +53,25 @@ async function orderRefusal(world: World, caller: Caller, id: unknown) {
 
 type Lookup = (world: World, request: GraphqlRequest) => Promise<string | undefined>
 
-/** Fields whose arguments name a row: refused by what is stored, as their descriptions say. */
+/**
+ * Fields whose arguments name a row: refused by what is stored, as their descriptions
+ * say. Looked up only for a caller the field serves (callerRefusal comes first).
+ */
 const LOOKUPS: Record<string, Lookup> = {
+  user: async (world, { args }) => ((await userNamed(world, args.id)) ? undefined : 'NOT_FOUND'),
   order: (world, { caller, args }) => orderRefusal(world, caller, args.id),
   orderUpdated: (world, { caller, args }) => orderRefusal(world, caller, args.orderId),
   markNotificationRead: async (world, { caller, args }) =>
     (await ownNotification(world, caller, args.id)) ? undefined : 'NOT_FOUND',
 }
 
-/** The code a signed-in caller's valid arguments are refused with, by the rows they name. */
+/** The code valid arguments from a caller the field serves are refused with, by the rows they name. */
 export async function lookupRefusal(world: World, field: RootField, request: GraphqlRequest) {
   const lookup = LOOKUPS[field.field.name]
-  return lookup && signedIn(request.caller) ? lookup(world, request) : undefined
+  return lookup ? lookup(world, request) : undefined
 }
 
 /** The code valid arguments are refused with, whoever asks (forged tokens aside), if any. */
 export async function expectedRefusal(world: World, field: RootField, request: GraphqlRequest) {
-  return tokenRefusal(field, request.caller) ?? (await lookupRefusal(world, field, request))
+  return callerRefusal(field, request.caller) ?? (await lookupRefusal(world, field, request))
 }

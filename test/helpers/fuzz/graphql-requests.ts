@@ -1,5 +1,5 @@
 import fc from 'fast-check'
-import type { GraphQLArgument } from 'graphql'
+import { type GraphQLArgument, getNullableType, isListType } from 'graphql'
 import { authorizationArbitrary, CALLERS, type Caller, type Tokens } from './callers.js'
 import { ignoredWhenSignedIn } from './documented-rules.js'
 import {
@@ -10,6 +10,12 @@ import {
   passingOf,
   render,
 } from './graphql-documents.js'
+import {
+  type NestedArguments,
+  nestedFieldsOf,
+  nestedFlaws,
+  nestedValues,
+} from './graphql-nested.js'
 import type { RootField } from './graphql-schema.js'
 import { type ArgumentMutant, argumentValues, invalidArgumentValues } from './graphql-values.js'
 
@@ -22,6 +28,8 @@ export interface GraphqlRequest {
   contentType: string
   /** The arguments' values, however they travel (variables or literals). */
   args: Record<string, unknown>
+  /** The arguments of fields below the root (`User.posts`), and which of those are selected. */
+  nested?: NestedArguments
   flaw?: string
   /** False where the flaw is in what the service ignores (author, from a signed-in caller). */
   refused?: boolean
@@ -33,7 +41,10 @@ export interface GraphqlGeneration {
 }
 
 export interface GraphqlHints {
-  /** Values that replace an argument's, by `field.argument` (a message's id for `before`). */
+  /**
+   * Values that replace an argument's, by `field.argument` (a message's id for `before`),
+   * or one of a field below it, by `field.Type.field.argument`.
+   */
   values?: Record<string, fc.Arbitrary<unknown>>
   /** More values that must be refused, by `field.argument`. */
   invalid?: Record<string, fc.Arbitrary<unknown>>
@@ -55,17 +66,19 @@ export function validGraphqlRequests(
     .record({
       caller: fc.constantFrom(...CALLERS),
       args: argumentValues(field.field.args, hintsFor(field, hints.values)),
+      nested: nestedValues(field, hintsFor(field, hints.values)),
       passing: passingOf(field),
       alias: fc.option(fc.constantFrom('first', 'renamed'), { nil: undefined }),
     })
-    .chain(({ caller, args, passing, alias }) =>
+    .chain(({ caller, args, nested, passing, alias }) =>
       authorizationArbitrary(caller, tokens).map((authorization) => ({
         field: field.field.name,
         caller,
         ...(authorization && { authorization }),
-        body: { ...documentOf(field, args, passing, alias), operationName: 'Fuzz' },
+        body: { ...documentOf(field, args, passing, alias, nested), operationName: 'Fuzz' },
         contentType: 'application/json',
         args,
+        nested,
       })),
     )
 }
@@ -86,16 +99,18 @@ export function flawedGraphqlRequests(
       { weight: 1, arbitrary: fc.constantFrom(...CALLERS) },
     ),
     args: argumentValues(field.field.args, hintsFor(field, hints.values)),
+    nested: nestedValues(field, hintsFor(field, hints.values)),
     passing: passingOf(field),
   })
-  return base.chain(({ caller, args, passing }) => {
-    const parts = partsOf(field, args, passing)
+  return base.chain(({ caller, args, nested, passing }) => {
+    const parts = partsOf(field, args, passing, undefined, nested)
     const valid = { query: render(parts), variables: parts.variables }
     const request = (
       body: GraphqlRequest['body'],
       flaw: string,
       contentType = 'application/json',
-    ) => ({ field: field.field.name, caller, body, contentType, args, flaw }) as GraphqlRequest
+    ) =>
+      ({ field: field.field.name, caller, body, contentType, args, nested, flaw }) as GraphqlRequest
     const options: fc.Arbitrary<GraphqlRequest>[] = [
       documentFlaws(parts).map(([body, flaw]) => request(body, flaw)),
       transportFlaws(valid).map(([body, flaw, type]) => request(body, flaw, type)),
@@ -104,13 +119,24 @@ export function flawedGraphqlRequests(
       const signedIn = caller === 'user' || caller === 'admin'
       options.push(
         argumentFlaws(field, args, hints).map(([flawedArgs, mutant, argument]) => ({
-          ...request({ ...documentOf(field, flawedArgs, passing, undefined) }, mutant.flaw),
+          ...request({ ...documentOf(field, flawedArgs, passing, undefined, nested) }, mutant.flaw),
           args: flawedArgs,
           refused: !(
             signedIn &&
             mutant.breaks === 'rule' &&
             ignoredWhenSignedIn(argument.description)
           ),
+        })),
+      )
+    }
+    if (nestedFieldsOf(field.field.type).size > 0) {
+      options.push(
+        nestedFlaws(field, nested).map(([flawedNested, mutant]) => ({
+          ...request(documentOf(field, args, passing, undefined, flawedNested), mutant.flaw),
+          nested: flawedNested,
+          // Read as each parent resolves: a list of users may hold none (ids no user has),
+          // and then nothing reads it. A value of the wrong type fails validation anyway.
+          refused: mutant.breaks === 'type' || !isListType(getNullableType(field.field.type)),
         })),
       )
     }

@@ -38,7 +38,12 @@ export function valuesOfType(
 }
 
 function presentValues(type: GraphQLInputType, documented: Documented): fc.Arbitrary<unknown> {
-  if (isListType(type)) return fc.array(valuesOfType(type.ofType), { maxLength: 5 })
+  if (isListType(type)) {
+    // A range documents how many items ("1 to 100 user ids"); a few are enough.
+    const min = documented.range?.min ?? 0
+    const max = Math.min(documented.range?.max ?? 5, min + 5)
+    return fc.array(valuesOfType(type.ofType), { minLength: min, maxLength: max })
+  }
   if (isEnumType(type)) return fc.constantFrom(...type.getValues().map((each) => each.name))
   if (isInputObjectType(type)) {
     const fields = Object.values(type.getFields())
@@ -101,10 +106,14 @@ export function argumentsBreakingRules(
       if (brokenRules(argument.description, value).length > 0) return true
       const range = documentedRange(argument.description)
       if (!range) return false
-      // Text is measured in characters; an ID sent as an integer is text too.
+      // A list is measured in items, text in characters; an ID sent as an integer is text.
       const named = getNamedType(argument.type)
       const textual = named.name === 'String' || named.name === 'ID'
-      const size = textual && value != null ? [...String(value)].length : value
+      const size = Array.isArray(value)
+        ? value.length
+        : textual && value != null
+          ? [...String(value)].length
+          : value
       return typeof size === 'number' && (size < range.min || size > range.max)
     })
     .map((argument) => argument.name)
@@ -121,7 +130,13 @@ export interface ArgumentMutant {
 function wrongTypes(type: GraphQLInputType): unknown[] {
   const named = isNonNullType(type) ? type.ofType : type
   const nullable = isNonNullType(type) ? [null] : []
-  if (isListType(named) || isInputObjectType(named) || isEnumType(named)) return [...nullable, 12]
+  if (isListType(named)) {
+    // One item stands for a list of it: wrong as an item, and wrong in a list.
+    const items = wrongTypes(named.ofType)
+    const alone = items.filter((item) => item !== null && !Array.isArray(item))
+    return [...nullable, ...alone, ...items.map((item) => [item])]
+  }
+  if (isInputObjectType(named) || isEnumType(named)) return [...nullable, 12]
   switch (isScalarType(named) ? named.name : '') {
     case 'Int':
       return [...nullable, '1', 1.5, 2 ** 31, true, [1], { n: 1 }]
@@ -161,6 +176,14 @@ export function invalidArgumentValues(argument: GraphQLArgument): fc.Arbitrary<A
     if (rulesOf(argument.description).includes('notBlank')) {
       options.push(fc.constantFrom(' ', '\t\n', '\u3000 ').map(at('only whitespace')))
     }
+  } else if (isListType(named) && range) {
+    const many = Array.from({ length: range.max + 1 }, (_, i) => String(i + 1))
+    options.push(
+      fc
+        .constantFrom<unknown[]>([], many)
+        .filter((list) => list.length < range.min || list.length > range.max)
+        .map(at('too few or too many items')),
+    )
   } else if (isScalarType(named) && named.name === 'Int' && range) {
     options.push(
       fc
@@ -170,4 +193,23 @@ export function invalidArgumentValues(argument: GraphQLArgument): fc.Arbitrary<A
     )
   }
   return fc.oneof(...options)
+}
+
+/**
+ * A value written as a GraphQL literal, as it is: strings as JSON writes them (GraphQL
+ * reads the same escapes), never coerced to the argument's type, so a wrong one stays
+ * wrong.
+ */
+export function literalOf(argument: GraphQLArgument, value: unknown): string {
+  if (typeof value === 'string' && isEnumType(getNamedType(argument.type))) return value
+  return rawLiteral(value)
+}
+
+function rawLiteral(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(rawLiteral).join(', ')}]`
+  if (value !== null && typeof value === 'object') {
+    const fields = Object.entries(value).map(([key, each]) => `${key}: ${rawLiteral(each)}`)
+    return `{${fields.join(', ')}}`
+  }
+  return value === undefined ? 'null' : JSON.stringify(value)
 }

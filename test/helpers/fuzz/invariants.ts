@@ -2,7 +2,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js'
 import addFormats from 'ajv-formats'
 import { isNull } from 'drizzle-orm'
 import type { Database } from '../../../src/db/client.js'
-import { messages, productCounts, products, users } from '../../../src/db/schema.js'
+import { messages, posts, productCounts, products, users } from '../../../src/db/schema.js'
 import { specification } from '../contract.js'
 import type { JsonSchema } from '../schema-arbitrary.js'
 import { storedRows } from './database-state.js'
@@ -87,6 +87,16 @@ async function userProblems(db: Database): Promise<string[]> {
   })
 }
 
+/** Posts as PostCreate admits them, each of a user who is there. */
+async function postProblems(db: Database): Promise<string[]> {
+  const userIds = new Set((await db.select({ id: users.id }).from(users)).map((row) => row.id))
+  const rows = await db.select().from(posts)
+  return rows.flatMap(({ id, userId, title, body }) => [
+    ...fitsSchema(component('PostCreate'), { title, body }, `post ${id}`),
+    ...(userIds.has(userId) ? [] : [`post ${id}: of user ${userId}, who is not there`]),
+  ])
+}
+
 /** A message's text, author and chat as sendMessage's arguments document them. */
 function messageFieldProblem(name: 'text' | 'author' | 'chatId', value: string): string[] {
   const { description } = argumentOf('sendMessage', name)
@@ -122,13 +132,14 @@ async function orderProblems(db: Database): Promise<string[]> {
 
 /**
  * Everything stored obeys the specs' rules, whatever the fuzz run sent: products,
- * users, messages and orders hold valid values, the live counts match the rows. Empty
+ * users, posts, messages and orders hold valid values, the live counts match the rows. Empty
  * when so.
  */
 export async function storedDataProblems(db: Database): Promise<string[]> {
   return [
     ...(await productProblems(db)),
     ...(await userProblems(db)),
+    ...(await postProblems(db)),
     ...(await messageProblems(db)),
     ...(await orderProblems(db)),
   ]

@@ -7,6 +7,7 @@ import type { Caller } from './callers.js'
 import type { StoredRows } from './database-state.js'
 import { notificationExpectations, orderExpectations } from './rest-order-expectations.js'
 import type { FuzzRequest, Inputs, Placeholder } from './rest-requests.js'
+import { expectMetrics, userExpectations } from './rest-user-expectations.js'
 import type { World } from './world.js'
 
 /** A request whose every value fits openapi.yaml, from a caller the operation serves. */
@@ -174,7 +175,9 @@ export const validExpectations = {
 
   getHealth: expectProbe,
   getReadiness: expectProbe,
+  getMetrics: expectMetrics,
 
+  ...userExpectations,
   ...orderExpectations,
   ...notificationExpectations,
 

@@ -35,6 +35,13 @@ export function flawedDraft(operation: RestOperation, draft: Draft): Flawed {
     parameterFlaws(parameter, draft),
   )
   if (operation.body) options.push(...bodyFlaws(operation.body, draft))
+  // Nothing to break (GET /metrics): what it does not read, a query parameter it does not
+  // take, which a server may ignore; only the general rules apply.
+  if (options.length === 0) {
+    const unknown: Draft = { ...draft, query: [...draft.query, ['unknown', '1']] }
+    const flaw: Flaw = { where: 'query', what: 'a parameter it does not take', refused: false }
+    options.push(fc.constant<[Draft, Flaw]>([unknown, flaw]))
+  }
   return fc.oneof(...options)
 }
 

@@ -65,6 +65,17 @@ const signatureParameter: Parameter = {
   schema: { type: 'string', pattern: '^sha256=[0-9a-f]{64}$' },
 }
 
+/**
+ * The roles an operation's security admits, undefined when it is public. bearerAuth's
+ * list names them; metricsToken takes an admin's access token, or METRICS_TOKEN, which
+ * the fuzz servers do not have (world.ts), as its description says.
+ */
+function rolesOf(security: RawOperation['security']): string[] | undefined {
+  const bearer = security?.find((requirement) => 'bearerAuth' in requirement)
+  if (bearer) return bearer.bearerAuth
+  return security?.some((requirement) => 'metricsToken' in requirement) ? ['admin'] : undefined
+}
+
 /** Every operation of the dereferenced openapi.yaml, in the order the spec lists them. */
 export const restOperations: RestOperation[] = Object.entries(specification.paths).flatMap(
   ([template, pathItem]) => {
@@ -72,7 +83,7 @@ export const restOperations: RestOperation[] = Object.entries(specification.path
     return METHODS.flatMap((method) => {
       const operation = pathItem[method] as unknown as RawOperation | undefined
       if (!operation) return []
-      const security = operation.security?.find((requirement) => 'bearerAuth' in requirement)
+      const roles = rolesOf(operation.security)
       const body = operation.requestBody?.content['application/json']?.schema
       const signed = Boolean(operation.security?.some((each) => 'webhookSignature' in each))
       const own = (operation.parameters ?? []).map(toParameter)
@@ -83,7 +94,7 @@ export const restOperations: RestOperation[] = Object.entries(specification.path
           template,
           parameters: [...shared, ...own, ...(signed ? [signatureParameter] : [])],
           ...(body && { body }),
-          ...(security && { roles: security.bearerAuth }),
+          ...(roles && { roles }),
           signed,
           statuses: Object.keys(operation.responses).map(Number),
         },

@@ -23,7 +23,7 @@ import { accountOf, type KeyedOrder, keyedOrderName, type World } from './world.
 const accountOfCaller = ({ world, caller }: ValidExchange) => accountOf(world, caller)
 
 /** True for a 304, which only a client holding an ETag gets; else the answer is 200. */
-function notModified({ response, inputs }: ValidExchange): boolean {
+export function notModified({ response, inputs }: ValidExchange): boolean {
   if (response.status === 304) {
     expect(inputs.header['If-None-Match'], 'a 304 to a client without an ETag').toBeDefined()
     return true

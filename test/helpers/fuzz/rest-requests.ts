@@ -50,6 +50,8 @@ export interface Hints {
   parameters?: Record<string, fc.Arbitrary<unknown>>
   /** More bodies for an operation, beside those of its schema. */
   bodies?: Partial<Record<string, fc.Arbitrary<unknown>>>
+  /** More values for a path's parameters together, by template (a user and their post). */
+  paths?: Record<string, fc.Arbitrary<Record<string, unknown>>>
 }
 
 export interface Generation {
@@ -97,9 +99,11 @@ function valuesIn(
 function validInputs(operation: RestOperation, hints: Hints): fc.Arbitrary<Inputs> {
   const schemaBodies = operation.body ? validValues(operation.body) : fc.constant(undefined)
   const hinted = hints.bodies?.[operation.operationId]
+  const paths = valuesIn(operation, 'path', hints)
+  const hintedPaths = hints.paths?.[operation.template]
   return fc.record(
     {
-      path: valuesIn(operation, 'path', hints),
+      path: hintedPaths ? fc.oneof(paths, hintedPaths) : paths,
       query: valuesIn(operation, 'query', hints),
       header: valuesIn(operation, 'header', hints),
       body: hinted ? fc.oneof(schemaBodies, hinted) : schemaBodies,
@@ -183,7 +187,7 @@ export function invalidRequests(
     { weight: 1, arbitrary: fc.constantFrom(...CALLERS) },
   )
   // Placeholders stand for tokens issued to valid requests only.
-  const valuesOnly = { parameters: hints.parameters ?? {} }
+  const valuesOnly = { parameters: hints.parameters ?? {}, paths: hints.paths ?? {} }
   return fc
     .tuple(caller, validInputs(operation, valuesOnly))
     .chain(([who, inputs]) =>

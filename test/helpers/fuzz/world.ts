@@ -2,11 +2,11 @@ import { eq } from 'drizzle-orm'
 import fc from 'fast-check'
 import type { Database } from '../../../src/db/client.js'
 import { users } from '../../../src/db/schema.js'
-import type { Api } from '../api.js'
 import type { Backend } from '../backends.js'
 import { ADMIN, login, newUser, startServer, type TestServer } from '../server.js'
 import type { Caller, Tokens } from './callers.js'
 import { type Generation, isPlaceholder, type Placeholder } from './rest-requests.js'
+import { placeOrders, writePosts } from './world-fixtures.js'
 
 export interface Account {
   id: number
@@ -23,8 +23,9 @@ export interface KeyedOrder {
 }
 
 /**
- * A server with a known cast: an admin, a user, products live and deleted, and orders
- * in several statuses. The server has no WEBHOOK_SECRET, so it accepts no webhook.
+ * A server with a known cast: an admin, a user, products live and deleted, orders in
+ * several statuses, and posts of both accounts. The server has no WEBHOOK_SECRET, so it
+ * accepts no webhook, and no METRICS_TOKEN, so only an admin reads its metrics.
  */
 export interface World {
   server: TestServer
@@ -40,6 +41,8 @@ export interface World {
   stockedProductId: number
   /** Ids of orders placed before the run: the user's PENDING and PAID, the admin's CANCELLED. */
   orderIds: number[]
+  /** Posts written before the run, `[userId, postId]`: three of the user's, two of the admin's. */
+  posts: [number, number][]
   /** Orders the run placed with an Idempotency-Key, by `keyedOrderName`. */
   keyedOrders: Map<string, KeyedOrder>
 }
@@ -75,6 +78,10 @@ export async function createWorld(backend: Backend): Promise<World> {
     .from(users)
     .where(eq(users.email, ADMIN.email))
   if (!adminRow) throw new Error('the configured admin was not created')
+  const posts = [
+    ...(await writePosts(server.api, user.user.id, tokens.user, 3)),
+    ...(await writePosts(server.api, adminRow.id, tokens.admin, 2)),
+  ]
   return {
     server,
     db: server.testDatabase.database.db,
@@ -86,33 +93,9 @@ export async function createWorld(backend: Backend): Promise<World> {
     productIds,
     stockedProductId,
     orderIds,
+    posts,
     keyedOrders: new Map(),
   }
-}
-
-/**
- * Orders to read, move and cancel, one in each of three statuses; the changes notify
- * their owners, so each account has a notification too (GraphQL places no orders).
- */
-async function placeOrders(api: Api, tokens: Tokens, productId: number): Promise<number[]> {
-  const expectStatus = (response: { status: number; text: string }, status: number) => {
-    if (response.status !== status) throw new Error(`an order fixture failed: ${response.text}`)
-  }
-  const place = async (token: string) => {
-    const placed = await api.post('/orders', {
-      json: { items: [{ productId, quantity: 1 }] },
-      token,
-    })
-    expectStatus(placed, 201)
-    return placed.body.data.id as number
-  }
-  const pending = await place(tokens.user)
-  const paid = await place(tokens.user)
-  const cancelled = await place(tokens.admin)
-  const pay = { json: { status: 'PAID' }, token: tokens.admin }
-  expectStatus(await api.patch(`/orders/${paid}`, pay), 200)
-  expectStatus(await api.post(`/orders/${cancelled}/cancel`, { token: tokens.admin }), 200)
-  return [pending, paid, cancelled]
 }
 
 /** The email in letters of random case: emails match regardless of it. */
@@ -140,7 +123,11 @@ export function generationOf(world: World): Generation {
       // The fixtures, and ids the run's own creations take.
       parameters: {
         id: fc.oneof(
-          fc.constantFrom(...world.productIds, ...world.orderIds),
+          fc.constantFrom(...world.productIds, ...world.orderIds, user.id, admin.id),
+          fc.integer({ min: 1, max: 60 }),
+        ),
+        postId: fc.oneof(
+          fc.constantFrom(...world.posts.map(([, postId]) => postId)),
           fc.integer({ min: 1, max: 60 }),
         ),
         // A few keys, so that retries with one (the same body or another) come up.
@@ -151,6 +138,12 @@ export function generationOf(world: World): Generation {
         refreshTokens: refreshBody,
         logout: refreshBody,
         createOrder: orderBodies(world),
+      },
+      // A post under its author's path: independent ids would rarely pair up so.
+      paths: {
+        '/users/{id}/posts/{postId}': fc
+          .constantFrom(...world.posts)
+          .map(([id, postId]) => ({ id, postId })),
       },
     },
   }

@@ -1,0 +1,78 @@
+import type { UserRow } from '../../db/schema.js'
+import { callerOf, type GraphQLContext } from '../../graphql/context.js'
+import type { GraphQLLoaders } from '../../graphql/loaders.js'
+import { assertValidFields, notFound, validationFailed } from '../../platform/errors.js'
+import { rowIdOf } from '../../platform/input-rules.js'
+import type { DomainResolvers } from '../module.js'
+import { POST_LIMITS, type PostsService } from './posts-service.js'
+import type { UsersService } from './users-service.js'
+
+const MAX_IDS = 100
+const DEFAULT_POSTS = 20
+
+/** Whether the caller may see a user's private fields: the user themself, or an admin. */
+const seesPrivateFieldsOf = (context: Pick<GraphQLContext, 'principal'>, user: UserRow) =>
+  context.principal?.role === 'admin' || context.principal?.userId === user.id
+
+const userIdOf = (id: string) => {
+  const userId = rowIdOf(id)
+  if (userId === undefined) throw notFound(`No user has the id ${id}`)
+  return userId
+}
+
+export function createUserResolvers(users: UsersService) {
+  return {
+    User: {
+      id: (user) => String(user.id),
+      email: (user, _args, context) => (seesPrivateFieldsOf(context, user) ? user.email : null),
+      phoneNumber: (user, _args, context) =>
+        seesPrivateFieldsOf(context, user) ? user.phoneNumber : null,
+    },
+    Post: {
+      id: (post) => String(post.id),
+      createdAt: (post) => post.createdAt.toISOString(),
+      author: (post) => users.get(post.userId),
+    },
+    Query: {
+      me: (_root, _args, context) => users.get(callerOf(context).userId),
+      user: (_root, { id }) => users.get(userIdOf(id)),
+      users: (_root, { ids }) => {
+        assertValidFields({
+          ids:
+            ids.length >= 1 && ids.length <= MAX_IDS
+              ? undefined
+              : `must name 1 to ${MAX_IDS} users`,
+        })
+        return Promise.all(
+          ids.map(async (id) => {
+            const userId = rowIdOf(id)
+            return (userId === undefined ? undefined : await users.find(userId)) ?? null
+          }),
+        )
+      },
+    },
+  } satisfies DomainResolvers
+}
+
+/** `User.posts` of every user in an operation (or an event), read in one statement. */
+export function createUserLoaders(posts: PostsService) {
+  return {
+    User: {
+      async posts(queries) {
+        const limits = queries.map(({ params }) => params.limit ?? DEFAULT_POSTS)
+        const { min, max } = POST_LIMITS.newest
+        const valid = (limit: unknown): limit is number =>
+          Number.isInteger(limit) && (limit as number) >= min && (limit as number) <= max
+        const newest = await posts.newestOf(
+          queries.map(({ obj }) => obj.id),
+          Math.max(0, ...limits.filter(valid)),
+        )
+        return queries.map(({ obj }, index) => {
+          const limit = limits[index]
+          if (!valid(limit)) return validationFailed({ limit: [`must be from ${min} to ${max}`] })
+          return (newest.get(obj.id) ?? []).slice(0, limit)
+        })
+      },
+    },
+  } satisfies GraphQLLoaders
+}

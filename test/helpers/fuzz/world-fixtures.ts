@@ -1,0 +1,39 @@
+import type { Api } from '../api.js'
+import type { Tokens } from './callers.js'
+
+/**
+ * Orders to read, move and cancel, one in each of three statuses; the changes notify
+ * their owners, so each account has a notification too (GraphQL places no orders).
+ */
+export async function placeOrders(api: Api, tokens: Tokens, productId: number): Promise<number[]> {
+  const expectStatus = (response: { status: number; text: string }, status: number) => {
+    if (response.status !== status) throw new Error(`an order fixture failed: ${response.text}`)
+  }
+  const place = async (token: string) => {
+    const placed = await api.post('/orders', {
+      json: { items: [{ productId, quantity: 1 }] },
+      token,
+    })
+    expectStatus(placed, 201)
+    return placed.body.data.id as number
+  }
+  const pending = await place(tokens.user)
+  const paid = await place(tokens.user)
+  const cancelled = await place(tokens.admin)
+  const pay = { json: { status: 'PAID' }, token: tokens.admin }
+  expectStatus(await api.patch(`/orders/${paid}`, pay), 200)
+  expectStatus(await api.post(`/orders/${cancelled}/cancel`, { token: tokens.admin }), 200)
+  return [pending, paid, cancelled]
+}
+
+/** Posts for lists to page and for GraphQL's `User.posts` to cut short, one without a body. */
+export async function writePosts(api: Api, userId: number, token: string, count: number) {
+  const written: [number, number][] = []
+  for (let made = 0; made < count; made += 1) {
+    const post = { title: `Fuzz post ${made + 1}`, ...(made > 0 && { body: 'A fixture.' }) }
+    const created = await api.post(`/users/${userId}/posts`, { json: post, token })
+    if (created.status !== 201) throw new Error(`a post fixture failed: ${created.text}`)
+    written.push([userId, created.body.data.id])
+  }
+  return written
+}
