@@ -118,6 +118,45 @@ describe.each(variants)('presence on $label', ({ backend, environment }) => {
     expect(lastSeen).toBeLessThanOrEqual(Date.now())
   })
 
+  it("resolves each event's user with their posts as they are at that event", async () => {
+    const carol = await newUser(server.api)
+    const write = async (title: string) => {
+      const response = await server.api.post(`/users/${carol.user.id}/posts`, {
+        json: { title },
+        token: carol.accessToken,
+      })
+      expect(response.status, response.text).toBe(201)
+    }
+    await write('first')
+    await write('second')
+    const watcher = collect<{
+      userStatusChanged: {
+        userId: string
+        online: boolean
+        user: { name: string; posts: { title: string; author: { name: string } }[] }
+      }
+    }>(
+      await sockets.connect(admin),
+      `subscription { userStatusChanged {
+        userId online user { name posts(limit: 1) { title author { name } } }
+      } }`,
+    )
+    await subscriptionsActive(server.events, 1)
+    const aboutCarol = () =>
+      watcher.items
+        .map((item) => item.userStatusChanged)
+        .filter((status) => status.userId === String(carol.user.id))
+
+    const socket = await sockets.connect(carol.accessToken)
+    await expect.poll(() => aboutCarol().length, { timeout: 10_000 }).toBe(1)
+    await write('third')
+    await socket.dispose()
+    await expect.poll(() => aboutCarol().length, { timeout: 10_000 }).toBe(2)
+    const newest = (index: number) => aboutCarol()[index]?.user.posts
+    expect(newest(0)).toEqual([{ title: 'second', author: { name: carol.user.name } }])
+    expect(newest(1)).toEqual([{ title: 'third', author: { name: carol.user.name } }])
+  })
+
   it('refuses an anonymous subscriber with UNAUTHENTICATED, and delivers nothing', async () => {
     const anonymous = await sockets.connect()
     const codes: unknown[][] = []
