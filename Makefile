@@ -8,7 +8,7 @@ STAMP := node_modules/.install-stamp
 CHROMIUM := /usr/bin/chromium
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: install generate build migrate run smoke check typecheck lint lint-specs drift route-drift runtime-deps explain schema-diff bench test test-only test-node24 fuzz
+.PHONY: install generate build migrate run smoke check typecheck lint lint-specs drift route-drift runtime-deps contract explain schema-diff bench test test-only test-node24 fuzz
 
 install: $(STAMP)
 
@@ -16,9 +16,11 @@ $(STAMP): package.json package-lock.json
 	$(NPM_CI)
 	@touch $@
 
-## generate: typed signatures in generated/ from openapi.yaml and schema.graphql
+## generate: typed signatures in generated/ from openapi.yaml and schema.graphql, and the
+## description of version 2 of the REST API (generated/openapi.v2.yaml) from openapi.yaml
 generate: $(STAMP)
 	npx openapi-typescript openapi.yaml --output generated/openapi.ts --silent
+	node --import tsx tools/openapi-v2.ts
 	npx graphql-codegen --config codegen.yml --silent
 
 ## build: the server compiled to dist/ (tsc -p tsconfig.build.json), which npm start runs
@@ -42,7 +44,7 @@ smoke: $(STAMP)
 
 ## check: typecheck, lint, the specs' own lint, generated code and routes that match the specs,
 ## and runtime packages declared as dependencies
-check: typecheck lint lint-specs drift route-drift runtime-deps
+check: typecheck lint lint-specs drift route-drift runtime-deps contract
 
 typecheck: $(STAMP)
 	npx tsc --noEmit
@@ -64,6 +66,11 @@ drift: $(STAMP)
 ## route-drift: the routes the server registers against the operations of openapi.yaml
 route-drift: $(STAMP)
 	node --import tsx tools/route-drift.ts
+
+## contract: every REST operation driven in v1 and v2, each answer checked against the
+## description of its version (on Postgres too when TEST_DATABASE_URL is set)
+contract: $(STAMP)
+	npx vitest run test/versions.test.ts
 
 ## runtime-deps: every package src/ loads at run time is in dependencies (npm ci --omit=dev)
 runtime-deps: $(STAMP)

@@ -196,6 +196,16 @@ for (const [index, size] of SCALES.entries()) {
     const off = scaleRows.get(workload.name)?.[0]
     row([workload.name, cell(ours), off ? cell(off) : '', cell(baselined), ratio(ours, baselined)])
   }
+  // v2's envelope beside the same read's baseline: what the envelope costs.
+  const byId = `/products/${size / 2}`
+  const v2 = {
+    name: '(c) v2 GET /api/v2/products/{id}',
+    request: { path: `/api/v2${byId}` },
+    status: 200,
+  }
+  const v2Ours = await measured(first.url, v2)
+  const v2Baseline = await measured(baseline.url, { ...v2, request: { path: byId } })
+  row([v2.name, cell(v2Ours), '', cell(v2Baseline), ratio(v2Ours, v2Baseline)])
   // The bare baseline has no orders: this row is ours alone.
   row(['POST /orders', cell(await measured(first.url, await placingOrders())), '', '', ''])
 }

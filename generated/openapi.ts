@@ -239,6 +239,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/reports/generate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Generate a report
+         * @description Figures computed by the database at the moment of the request. Admins only.
+         *
+         *     `type=catalog`: for each category of live products, in category order, how many
+         *     there are, their lowest, average (to the cent) and highest price, their total
+         *     stock and its value (price times stock, summed). `type=orders`: the orders of
+         *     each status with their summed totals, and of each day (UTC) with their summed
+         *     totals and their count per status.
+         *
+         *     JSON by default; CSV (RFC 4180: a header row, CRLF line ends, fields with a
+         *     comma, quote or line break quoted, quotes doubled) when `Accept` prefers
+         *     `text/csv`, sent as an attachment. Catalog columns: `category, products,
+         *     minPrice, avgPrice, maxPrice, totalStock, stockValue`; orders columns: `day,
+         *     status, orders, total`, one row per day and status. A text cell that a
+         *     spreadsheet would run as a formula (starting with `=`, `+`, `-`, `@`, a tab or a
+         *     carriage return) is prefixed with `'`. An `Accept` that allows neither JSON nor
+         *     CSV answers 406.
+         */
+        get: operations["generateReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/users": {
         parameters: {
             query?: never;
@@ -341,6 +376,61 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/upload": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload a file
+         * @description Stores one file, sent as the `file` part of a `multipart/form-data` body, in the
+         *     database (so every instance serves it), streamed in as it arrives: the service
+         *     never holds the whole file. The answer gives its size and SHA-256. A file over
+         *     `UPLOAD_MAX_BYTES` (10 MiB unless configured) answers 413 and nothing is stored;
+         *     a body with no file part, a second file, or any other part answers 400. The
+         *     file's name is kept without its path or control characters, its media type when
+         *     it is a valid one (`application/octet-stream` otherwise). Any signed-in user.
+         */
+        post: operations["uploadFile"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/uploads/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Upload id. */
+                id: components["parameters"]["UploadId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Download a file
+         * @description The stored file, streamed from the database by any instance, with its media type,
+         *     length and a strong `ETag` (its SHA-256). `If-None-Match` with that tag answers
+         *     with 304. `Range: bytes=a-b`, `bytes=a-` or `bytes=-n` answers 206 with that part
+         *     (and `If-Range` with a tag that is no longer current, the whole file); several
+         *     ranges in one header answer the whole file; a range past the end answers 416
+         *     with `Content-Range: bytes *\/<size>`. Its owner's or an admin's; another user's
+         *     answers 403.
+         */
+        get: operations["downloadFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/auth/login": {
         parameters: {
             query?: never;
@@ -403,6 +493,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/emails/send": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Queue an email
+         * @description Queues one plain-text email and answers at once (202): a worker delivers it
+         *     (through SMTP when the server has `SMTP_URL`, otherwise to its log) and
+         *     `GET /emails/{id}` follows it from `queued` through `sending` to `sent`, or
+         *     `failed`. A delivery refused for now (a 4xx SMTP reply, a lost connection) is
+         *     retried with exponential backoff; a permanent refusal (5xx) or the last allowed
+         *     attempt makes it `failed`, with the reason in `lastError`. Several instances
+         *     share the queue and never send one email twice, barring an instance that dies
+         *     between the server's acceptance and its own record of it; each email keeps one
+         *     `Message-ID`, so a receiver can recognise such a repeat. Admins only.
+         */
+        post: operations["sendEmail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/emails/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Email id. */
+                id: components["parameters"]["EmailId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Follow an email
+         * @description Where a queued email stands, its attempts and the last error. Admins only.
+         */
+        get: operations["getEmail"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -456,7 +597,9 @@ export interface paths {
          *     the GraphQL `Metrics` figures (`api_requests_per_second`,
          *     `api_active_subscriptions`, `api_connected_clients`, `api_event_loop_delay_ms`,
          *     `api_uptime_seconds`), Node's process metrics (`process_*`, `nodejs_*`), and
-         *     `http_request_duration_seconds`, a histogram by method, route and status. Scrape
+         *     `http_request_duration_seconds`, a histogram by method, route and status,
+         *     `api_requests_total` by the API version that answered, and
+         *     `graphql_deprecated_field_uses_total` by deprecated GraphQL field. Scrape
          *     every instance. Never rate-limited; needs an admin's access token, or
          *     `METRICS_TOKEN` when that is set (`metricsToken`).
          */
@@ -511,6 +654,29 @@ export interface components {
         ProductCategory: string;
         /** Format: int32 */
         ProductStock: number;
+        UploadForm: {
+            /**
+             * Format: binary
+             * @description The file, with its name and media type in the part's headers.
+             */
+            file: string;
+        };
+        Upload: {
+            /** Format: int32 */
+            id: number;
+            name: string;
+            mediaType: string;
+            /**
+             * Format: int64
+             * @description Bytes.
+             */
+            size: number;
+            /** @description SHA-256 of the bytes, lowercase hex. */
+            sha256: string;
+        };
+        UploadEnvelope: {
+            data: components["schemas"]["Upload"];
+        };
         ProductEnvelope: {
             data: components["schemas"]["Product"];
         };
@@ -751,12 +917,156 @@ export interface components {
         WebhookReceiptEnvelope: {
             data: components["schemas"]["WebhookReceipt"];
         };
+        EmailSend: {
+            to: components["schemas"]["Email"];
+            /** @description One line (no line breaks, which would forge headers). */
+            subject: string;
+            /** @description The plain-text body. */
+            text: string;
+        };
+        /**
+         * @description `queued` (waiting for its first or next attempt), `sending`, `sent`, or `failed` for good.
+         * @enum {string}
+         */
+        EmailStatus: "queued" | "sending" | "sent" | "failed";
+        EmailMessage: {
+            /** Format: int32 */
+            id: number;
+            to: components["schemas"]["Email"];
+            subject: string;
+            status: components["schemas"]["EmailStatus"];
+            /**
+             * Format: int32
+             * @description Delivery attempts so far.
+             */
+            attempts: number;
+            /** @description Why the last attempt failed; null until one has. */
+            lastError: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the next attempt is due, while queued.
+             */
+            nextAttemptAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the server accepted it.
+             */
+            sentAt: string | null;
+        };
+        EmailMessageEnvelope: {
+            data: components["schemas"]["EmailMessage"];
+        };
         Health: {
             /** @enum {string} */
             status: "ok";
         };
         HealthEnvelope: {
             data: components["schemas"]["Health"];
+        };
+        CategoryFigures: {
+            category: string;
+            /**
+             * Format: int64
+             * @description Live products in the category.
+             */
+            products: number;
+            /**
+             * Format: double
+             * @description The lowest price.
+             */
+            minPrice: number;
+            /**
+             * Format: double
+             * @description The average price, to the cent.
+             */
+            avgPrice: number;
+            /**
+             * Format: double
+             * @description The highest price.
+             */
+            maxPrice: number;
+            /**
+             * Format: int64
+             * @description Units in stock, summed.
+             */
+            totalStock: number;
+            /**
+             * Format: double
+             * @description Price times stock, summed.
+             */
+            stockValue: number;
+        };
+        CatalogReport: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "catalog";
+            /** Format: date-time */
+            generatedAt: string;
+            categories: components["schemas"]["CategoryFigures"][];
+        };
+        StatusFigures: {
+            status: components["schemas"]["OrderStatus"];
+            /**
+             * Format: int64
+             * @description Orders in this status.
+             */
+            orders: number;
+            /**
+             * Format: double
+             * @description Their totals, summed.
+             */
+            total: number;
+        };
+        /** @description How many orders are in each status now, keyed by `OrderStatus`; statuses with none are left out. */
+        StatusCounts: {
+            /** Format: int64 */
+            PENDING?: number;
+            /** Format: int64 */
+            PAID?: number;
+            /** Format: int64 */
+            SHIPPED?: number;
+            /** Format: int64 */
+            DELIVERED?: number;
+            /** Format: int64 */
+            CANCELLED?: number;
+        };
+        DayFigures: {
+            /**
+             * Format: date
+             * @description The day the orders were placed, in UTC.
+             */
+            day: string;
+            /**
+             * Format: int64
+             * @description Orders placed that day.
+             */
+            orders: number;
+            /**
+             * Format: double
+             * @description Their totals, summed.
+             */
+            total: number;
+            byStatus: components["schemas"]["StatusCounts"];
+        };
+        OrdersReport: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "orders";
+            /** Format: date-time */
+            generatedAt: string;
+            byStatus: components["schemas"]["StatusFigures"][];
+            /** @description Days with orders, oldest first. */
+            byDay: components["schemas"]["DayFigures"][];
+        };
+        Report: components["schemas"]["CatalogReport"] | components["schemas"]["OrdersReport"];
+        ReportEnvelope: {
+            data: components["schemas"]["Report"];
         };
         /** @enum {string} */
         ErrorCode: "VALIDATION_ERROR" | "BAD_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "GONE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE" | "RATE_LIMITED" | "INTERNAL" | "BAD_GATEWAY" | "UNAVAILABLE";
@@ -877,6 +1187,18 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
+        /** @description `Accept` names only media types this server does not answer with, such as API versions it does not speak (`UNSUPPORTED_MEDIA_TYPE`: the code of every media type refused, whichever side of the exchange names it). */
+        NotAcceptable: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
         /** @description The body is not `application/json` (`UNSUPPORTED_MEDIA_TYPE`). */
         UnsupportedMediaType: {
             headers: {
@@ -985,6 +1307,10 @@ export interface components {
         UserId: number;
         /** @description Post id. */
         PostId: number;
+        /** @description Email id. */
+        EmailId: number;
+        /** @description Upload id. */
+        UploadId: number;
         /** @description Order id. */
         OrderId: number;
         /** @description Notification id. */
@@ -1078,6 +1404,7 @@ export interface operations {
             };
             304: components["responses"]["PublicNotModified"];
             400: components["responses"]["BadRequest"];
+            406: components["responses"]["NotAcceptable"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
@@ -1113,6 +1440,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
@@ -1152,6 +1480,7 @@ export interface operations {
             304: components["responses"]["PublicNotModified"];
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
             410: components["responses"]["Gone"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
@@ -1184,6 +1513,7 @@ export interface operations {
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
             410: components["responses"]["Gone"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
@@ -1222,6 +1552,7 @@ export interface operations {
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
             410: components["responses"]["Gone"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -1265,6 +1596,7 @@ export interface operations {
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
+            406: components["responses"]["NotAcceptable"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -1302,6 +1634,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
+            406: components["responses"]["NotAcceptable"];
             409: components["responses"]["OutOfStock"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -1344,6 +1677,7 @@ export interface operations {
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -1381,6 +1715,7 @@ export interface operations {
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
             409: components["responses"]["StatusConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -1417,6 +1752,7 @@ export interface operations {
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
             409: components["responses"]["StatusConflict"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
@@ -1458,6 +1794,7 @@ export interface operations {
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
+            406: components["responses"]["NotAcceptable"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -1490,6 +1827,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -1527,8 +1865,45 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
+            406: components["responses"]["NotAcceptable"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    generateReport: {
+        parameters: {
+            query: {
+                /** @description Which report. */
+                type: "catalog" | "orders";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /** @description With CSV, `attachment; filename="<type>-report-<YYYY-MM-DD>.csv"`. */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReportEnvelope"];
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -1561,6 +1936,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            406: components["responses"]["NotAcceptable"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -1600,6 +1976,7 @@ export interface operations {
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -1641,6 +2018,7 @@ export interface operations {
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -1679,6 +2057,7 @@ export interface operations {
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
@@ -1719,6 +2098,7 @@ export interface operations {
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -1752,6 +2132,129 @@ export interface operations {
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    uploadFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["UploadForm"];
+            };
+        };
+        responses: {
+            /** @description The stored file. */
+            201: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UploadEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            406: components["responses"]["NotAcceptable"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    downloadFile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETags the client holds; when one is current the answer is 304 with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description One byte range of the file (RFC 9110), such as `bytes=0-1023`. */
+                Range?: string;
+                /** @description The ETag the client's partial copy came from; a different one gets the whole file. */
+                "If-Range"?: string;
+            };
+            path: {
+                /** @description Upload id. */
+                id: components["parameters"]["UploadId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /** @description The file's SHA-256, hex, quoted; a strong validator. */
+                    ETag?: string;
+                    /** @description `bytes`: a part of the file may be asked for with `Range`. */
+                    "Accept-Ranges"?: "bytes";
+                    /** @description `attachment`, with the file's name (RFC 6266). */
+                    "Content-Disposition"?: string;
+                    /** @description `private, no-cache`: a copy is kept by the client only, and revalidated. */
+                    "Cache-Control"?: "private, no-cache";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": string;
+                };
+            };
+            /** @description The part of the file named by `Range`. */
+            206: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /** @description The file's SHA-256, hex, quoted; a strong validator. */
+                    ETag?: string;
+                    /** @description `bytes`: a part of the file may be asked for with `Range`. */
+                    "Accept-Ranges"?: "bytes";
+                    /** @description `attachment`, with the file's name (RFC 6266). */
+                    "Content-Disposition"?: string;
+                    /** @description `private, no-cache`: a copy is kept by the client only, and revalidated. */
+                    "Cache-Control"?: "private, no-cache";
+                    /** @description `bytes <first>-<last>/<size>`. */
+                    "Content-Range"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": string;
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            /** @description The range starts past the end of the file (`BAD_REQUEST`). */
+            416: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /** @description `bytes *\/<size>`: the size of the file. */
+                    "Content-Range"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -1785,6 +2288,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
+            406: components["responses"]["NotAcceptable"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
@@ -1820,6 +2324,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
+            406: components["responses"]["NotAcceptable"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
@@ -1852,8 +2357,82 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
+            406: components["responses"]["NotAcceptable"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    sendEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EmailSend"];
+            };
+        };
+        responses: {
+            /** @description The email, queued. */
+            202: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailMessageEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Email id. */
+                id: components["parameters"]["EmailId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The email. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailMessageEnvelope"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -1883,6 +2462,7 @@ export interface operations {
             };
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
+            406: components["responses"]["NotAcceptable"];
             500: components["responses"]["Internal"];
         };
     };
@@ -1910,6 +2490,7 @@ export interface operations {
             };
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
+            406: components["responses"]["NotAcceptable"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -1932,8 +2513,10 @@ export interface operations {
                     "text/plain": string;
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
             500: components["responses"]["Internal"];
         };
     };

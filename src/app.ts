@@ -1,15 +1,14 @@
 import { randomUUID } from 'node:crypto'
-import { dirname } from 'node:path'
-import swagger from '@fastify/swagger'
-import swaggerUi from '@fastify/swagger-ui'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Config } from './config.js'
 import type { DatabaseHandle } from './db/client.js'
 import { assembleModules, type DomainModule, type Infrastructure } from './domains/module.js'
 import { createDomainModules } from './domains/modules.js'
 import { graphqlPlugin } from './graphql/plugin.js'
-import { openapiRoutesPlugin, specificationPath } from './http/openapi-routes.js'
+import { apiDocs } from './http/api-docs.js'
+import { openapiRoutesPlugin } from './http/openapi-routes.js'
 import { createSecurityHandlers } from './http/security.js'
+import { createVersionRouting, versioning } from './http/versioning.js'
 import { createAccessTokens } from './platform/access-tokens.js'
 import { clientErrorHandler } from './platform/client-errors.js'
 import { credentialLimits } from './platform/credential-limits.js'
@@ -47,10 +46,12 @@ export interface AppDependencies {
 
 /** The composition root: infrastructure comes in, a ready Fastify instance goes out. */
 export async function buildApp(deps: AppDependencies, config: Config) {
+  const versions = createVersionRouting()
   const app = Fastify({
     logger: deps.loggerInstance ? undefined : (deps.logger ?? { level: config.logLevel }),
     loggerInstance: deps.loggerInstance,
     genReqId: requestIdFrom,
+    rewriteUrl: versions.rewriteUrl,
     logController: new RequestLog(),
     requestIdHeader: false,
     // Requests still arriving on open connections while the server closes are served
@@ -100,19 +101,14 @@ export async function buildApp(deps: AppDependencies, config: Config) {
   await app.register(errorHandler)
   await app.register(etag)
   await app.register(requestMetrics, { metrics: infrastructure.metrics })
+  await app.register(versioning, { v1Sunset: config.v1Sunset, metrics: infrastructure.metrics })
   if (config.maintenanceMode) await app.register(maintenance)
   if (config.rateLimit) {
     const { max, windowMs, credentialsMax } = config.rateLimit
     await app.register(rateLimits, { max, windowMs, accessTokens, redis: deps.redis })
     await app.register(credentialLimits, { max: credentialsMax, windowMs })
   }
-  if (config.apiDocs) {
-    await app.register(swagger, {
-      mode: 'static',
-      specification: { path: specificationPath, baseDir: dirname(specificationPath) },
-    })
-    await app.register(swaggerUi, { routePrefix: '/docs' })
-  }
+  if (config.apiDocs) await app.register(apiDocs)
   await app.register(graphqlPlugin, {
     resolvers,
     loaders,
@@ -123,6 +119,7 @@ export async function buildApp(deps: AppDependencies, config: Config) {
     operationBudget: app.operationBudget,
     socketsPerCaller: config.socketsPerCaller,
     socketObservers,
+    countDeprecatedFieldUse: infrastructure.metrics.countDeprecatedFieldUse,
   })
   await app.register(openapiRoutesPlugin, {
     handlers,
@@ -130,6 +127,8 @@ export async function buildApp(deps: AppDependencies, config: Config) {
       webhookSecret: config.webhookSecret,
       metricsToken: config.metricsToken,
     }),
+    versions,
+    uploadMaxBytes: config.uploadMaxBytes,
   })
   return app
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { isIP } from 'node:net'
 import envSchema from 'env-schema'
+import { V1_DEPRECATED_AT } from './http/api-versions.js'
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 const LOG_FORMATS = ['pretty', 'json'] as const
@@ -43,6 +44,17 @@ const environmentSchema = {
     PRESENCE_TIMEOUT_MS: { type: 'integer', minimum: 1000, maximum: 600_000, default: 30_000 },
     METRICS_INTERVAL_MS: { type: 'integer', minimum: 100, maximum: 3_600_000, default: 5000 },
     METRICS_TOKEN: { type: 'string', minLength: 16, maxLength: 512 },
+    V1_SUNSET: {
+      type: 'string',
+      pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?(Z|[+-]\\d{2}:\\d{2})$',
+    },
+    V1_MIGRATION_URL: { type: 'string', minLength: 1, maxLength: 2048, default: '/docs/v2' },
+    SMTP_URL: { type: 'string', pattern: '^smtps?://' },
+    EMAIL_FROM: { type: 'string', pattern: '^[^@\\s]+@[^@\\s]+$', default: 'no-reply@localhost' },
+    EMAIL_POLL_INTERVAL_MS: { type: 'integer', minimum: 10, maximum: 3_600_000, default: 1000 },
+    EMAIL_RETRY_BASE_MS: { type: 'integer', minimum: 10, maximum: 3_600_000, default: 2000 },
+    EMAIL_MAX_ATTEMPTS: { type: 'integer', minimum: 1, maximum: 20, default: 5 },
+    UPLOAD_MAX_BYTES: { type: 'integer', minimum: 1, maximum: 1_073_741_824, default: 10_485_760 },
   },
 } as const
 
@@ -78,6 +90,14 @@ interface Environment {
   PRESENCE_TIMEOUT_MS: number
   METRICS_INTERVAL_MS: number
   METRICS_TOKEN?: string
+  V1_SUNSET?: string
+  V1_MIGRATION_URL: string
+  SMTP_URL?: string
+  EMAIL_FROM: string
+  EMAIL_POLL_INTERVAL_MS: number
+  EMAIL_RETRY_BASE_MS: number
+  EMAIL_MAX_ATTEMPTS: number
+  UPLOAD_MAX_BYTES: number
 }
 
 export interface Config {
@@ -141,6 +161,25 @@ export interface Config {
   metricsIntervalMs: number
   /** A bearer token for scrapers of GET /metrics, besides an admin's access token. */
   metricsToken: string | undefined
+  /**
+   * When v1 of the REST API stops being served, and where its clients read how to move
+   * to v2: with a sunset, v1 answers say both (Deprecation, Sunset and Link headers).
+   */
+  v1Sunset: { at: Date; migrationUrl: string } | undefined
+  /**
+   * Emails go out through SMTP_URL, or to the log without it; the outbox is polled every
+   * `pollIntervalMs`, a refused email retried after `retryBaseMs`, doubling, up to
+   * `maxAttempts` attempts.
+   */
+  /** The largest file POST /upload stores; a larger one is refused with 413. */
+  uploadMaxBytes: number
+  emails: {
+    smtpUrl: string | undefined
+    from: string
+    pollIntervalMs: number
+    retryBaseMs: number
+    maxAttempts: number
+  }
   auth: {
     jwtSecret: string
     accessTokenTtlSeconds: number
@@ -208,6 +247,17 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     presenceTimeoutMs: values.PRESENCE_TIMEOUT_MS,
     metricsIntervalMs: values.METRICS_INTERVAL_MS,
     metricsToken: values.METRICS_TOKEN,
+    v1Sunset: values.V1_SUNSET
+      ? { at: sunsetOf(values.V1_SUNSET), migrationUrl: values.V1_MIGRATION_URL }
+      : undefined,
+    uploadMaxBytes: values.UPLOAD_MAX_BYTES,
+    emails: {
+      smtpUrl: values.SMTP_URL,
+      from: values.EMAIL_FROM,
+      pollIntervalMs: values.EMAIL_POLL_INTERVAL_MS,
+      retryBaseMs: values.EMAIL_RETRY_BASE_MS,
+      maxAttempts: values.EMAIL_MAX_ATTEMPTS,
+    },
     auth: {
       jwtSecret: values.JWT_SECRET ?? randomBytes(48).toString('base64url'),
       accessTokenTtlSeconds: values.ACCESS_TOKEN_TTL,
@@ -230,6 +280,20 @@ function parseEnvironment(env: NodeJS.ProcessEnv): Environment {
     const message = (error as Error).message.replaceAll('env/', '')
     throw new ConfigError(`Invalid configuration: ${message}`)
   }
+}
+
+/** RFC 8594: a resource's sunset cannot come before its deprecation (RFC 9745). */
+function sunsetOf(value: string): Date {
+  const at = new Date(value)
+  if (Number.isNaN(at.getTime())) {
+    throw new ConfigError(`Invalid configuration: V1_SUNSET ${value} is not a date`)
+  }
+  if (at < V1_DEPRECATED_AT) {
+    throw new ConfigError(
+      `Invalid configuration: V1_SUNSET must not come before v1 was deprecated (${V1_DEPRECATED_AT.toISOString()})`,
+    )
+  }
+  return at
 }
 
 /** How often Node looks for requests past their deadline, unless told otherwise. */

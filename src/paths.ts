@@ -16,5 +16,7 @@ function findProjectRoot(from: string): string {
 
 export const projectRoot = findProjectRoot(dirname(fileURLToPath(import.meta.url)))
 export const openapiPath = join(projectRoot, 'openapi.yaml')
+/** Version 2 of the REST API, generated from openapi.yaml by tools/openapi-v2.ts. */
+export const openapiV2Path = join(projectRoot, 'generated/openapi.v2.yaml')
 export const graphqlSchemaPath = join(projectRoot, 'schema.graphql')
 export const migrationsPath = join(projectRoot, 'drizzle')

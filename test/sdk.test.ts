@@ -12,6 +12,7 @@ const WEBHOOK_SECRET = 'a-webhook-secret-for-sdk-tests'
 /** What a client team runs (the README's "For client teams" gives the same commands). */
 const GENERATE = [
   'npx openapi-typescript openapi.yaml -o test/sdk/generated/openapi.ts',
+  'npx openapi-typescript generated/openapi.v2.yaml -o test/sdk/generated/openapi.v2.ts',
   'npx graphql-codegen --config test/sdk/codegen.yml',
   'npx openapi-ts -i openapi.yaml -o test/sdk/generated/hey-api -c @hey-api/client-fetch',
 ]
@@ -25,6 +26,7 @@ const shell = (command: string) => {
 /** test/sdk/scenario.ts, which compiles only once its clients are generated. */
 interface Scenario {
   restScenario(baseUrl: string, admin: typeof ADMIN): Promise<unknown>
+  restScenarioV2(baseUrl: string, admin: typeof ADMIN): Promise<unknown>
   graphqlScenario(baseUrl: string, waitForSubscription: () => Promise<void>): Promise<unknown>
   orderScenario(
     baseUrl: string,
@@ -65,6 +67,18 @@ describe('clients generated from the specs', () => {
         updatedStock: 7,
         deletedStatus: 204,
         goneCode: 'GONE',
+      })
+    })
+
+    it('through openapi-fetch over the v2 description: the same operations, in the v2 envelope', async () => {
+      expect(await scenario.restScenarioV2(server.baseUrl, ADMIN)).toEqual({
+        location: true,
+        requestIdEchoed: true,
+        listedTotal: 1,
+        readName: 'SDK v2 lamp',
+        answeredBy: '2',
+        notModified: 304,
+        missingCode: 'NOT_FOUND',
       })
     })
 

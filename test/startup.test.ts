@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { openapiRoutesPlugin } from '../src/http/openapi-routes.js'
 import type { ServiceHandlers } from '../src/http/operations.js'
 import { createSecurityHandlers } from '../src/http/security.js'
+import { createVersionRouting } from '../src/http/versioning.js'
 import { createAccessTokens } from '../src/platform/access-tokens.js'
 import { backends } from './helpers/backends.js'
 import { specification } from './helpers/contract.js'
@@ -21,6 +22,8 @@ async function start(handlers: Partial<ServiceHandlers>, securityHandlers: objec
   await app.register(openapiRoutesPlugin, {
     handlers: handlers as ServiceHandlers,
     securityHandlers: securityHandlers as ReturnType<typeof createSecurityHandlers>,
+    versions: createVersionRouting(),
+    uploadMaxBytes: 1024,
   })
   await app.ready()
   return app

@@ -3,6 +3,7 @@ import {
   bigint,
   boolean,
   check,
+  customType,
   index,
   integer,
   jsonb,
@@ -254,8 +255,78 @@ export const webhookDeliveries = pgTable(
   (table) => [primaryKey({ columns: [table.source, table.deliveryId] })],
 )
 
+export const emailStatuses = pgEnum('email_status', ['queued', 'sending', 'sent', 'failed'])
+
+// An outbox of emails: the worker claims the due ones (FOR UPDATE SKIP LOCKED) for a lease,
+// so instances share it without sending one twice.
+export const emails = pgTable(
+  'emails',
+  {
+    id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+    recipient: text('recipient').notNull(),
+    subject: text('subject').notNull(),
+    text: text('text').notNull(),
+    status: emailStatuses('status').notNull().default('queued'),
+    attempts: integer('attempts').notNull().default(0),
+    lastError: text('last_error'),
+    nextAttemptAt: instant('next_attempt_at').notNull().defaultNow(),
+    // While `sending`: past this, the claiming instance is presumed dead and it is due again.
+    leaseEndsAt: instant('lease_ends_at'),
+    createdAt: instant('created_at').notNull().defaultNow(),
+    sentAt: instant('sent_at'),
+  },
+  (table) => [
+    index('emails_due_idx')
+      .on(table.nextAttemptAt)
+      .where(sql`${table.status} in ('queued', 'sending')`),
+  ],
+)
+
+const bytea = customType<{ data: Buffer; driverData: Buffer | Uint8Array }>({
+  dataType: () => 'bytea',
+  // PGlite answers a Uint8Array; postgres.js a Buffer.
+  fromDriver: (value) => (Buffer.isBuffer(value) ? value : Buffer.from(value)),
+})
+
+export const uploadStatuses = pgEnum('upload_status', ['pending', 'complete'])
+
+// A file is stored in fixed-size chunks, written as it streams in: `pending` until the
+// last one is, when its size and digest are known. Readers see complete uploads only.
+export const uploads = pgTable(
+  'uploads',
+  {
+    id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+    ownerId: integer('owner_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    mediaType: text('media_type').notNull(),
+    status: uploadStatuses('status').notNull().default('pending'),
+    size: bigint('size', { mode: 'number' }),
+    sha256: text('sha256'),
+    createdAt: instant('created_at').notNull().defaultNow(),
+  },
+  (table) => [
+    index('uploads_pending_idx').on(table.createdAt).where(sql`${table.status} = 'pending'`),
+  ],
+)
+
+export const uploadChunks = pgTable(
+  'upload_chunks',
+  {
+    uploadId: integer('upload_id')
+      .notNull()
+      .references(() => uploads.id, { onDelete: 'cascade' }),
+    seq: integer('seq').notNull(),
+    bytes: bytea('bytes').notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.uploadId, table.seq] })],
+)
+
 export type ProductRow = typeof products.$inferSelect
 export type UserRow = typeof users.$inferSelect
+export type EmailRow = typeof emails.$inferSelect
+export type UploadRow = typeof uploads.$inferSelect
 export type RefreshTokenRow = typeof refreshTokens.$inferSelect
 export type PostRow = typeof posts.$inferSelect
 export type MessageRow = typeof messages.$inferSelect

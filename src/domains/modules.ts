@@ -1,6 +1,7 @@
 import { createAuthModule } from './auth/auth-module.js'
 import { createCatalogModule } from './catalog/catalog-module.js'
 import { createChatModule } from './chat/chat-module.js'
+import { createEmailsModule } from './emails/emails-module.js'
 import { createHealthModule } from './health/health-module.js'
 import { createMetricsModule } from './metrics/metrics-module.js'
 import { completeModules, type Infrastructure } from './module.js'
@@ -8,6 +9,8 @@ import { createNotificationsModule } from './notifications/notifications-module.
 import { createOrdersModule } from './orders/orders-module.js'
 import { createPaymentsModule } from './payments/payments-module.js'
 import { createPresenceModule } from './presence/presence-module.js'
+import { createReportsModule } from './reports/reports-module.js'
+import { createUploadsModule } from './uploads/uploads-module.js'
 import { createUsersModule } from './users/users-module.js'
 
 /**
@@ -35,5 +38,8 @@ export function createDomainModules(infrastructure: Infrastructure) {
     notifications,
     orders,
     createPaymentsModule(infrastructure, { orders: orders.payments }),
+    createReportsModule(infrastructure),
+    createEmailsModule(infrastructure),
+    createUploadsModule(infrastructure),
   ])
 }

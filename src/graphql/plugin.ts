@@ -11,6 +11,7 @@ import type { EventBus } from '../platform/events.js'
 import type { OperationBudget } from '../platform/rate-limit.js'
 import { createAdmission } from './admission.js'
 import { beforeExecution, createContextFactory } from './context.js'
+import { createDeprecationCounter } from './deprecations.js'
 import { acceptsGraphqlResponse, formatExecution, GRAPHQL_RESPONSE_TYPE } from './errors.js'
 import { graphiqlPlugin } from './graphiql.js'
 import { costErrors, limitErrors, parseOptions } from './limits.js'
@@ -45,6 +46,8 @@ export interface GraphqlOptions {
   socketsPerCaller: number | undefined
   /** Told of each WebSocket's life and of the user it belongs to. */
   socketObservers: readonly SocketObserver[]
+  /** Told of each operation's use of a field marked @deprecated. */
+  countDeprecatedFieldUse: (field: string) => void
 }
 
 /** Cuts a slow subscriber off, and frees its socket even if it never reads the close. */
@@ -158,14 +161,17 @@ export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOption
   app.graphql.addHook('preValidation', async (schema, document) => {
     refuseIfAny(limitErrors(schema, document, undefined, rules))
   })
+  const countDeprecatedFields = createDeprecationCounter(options.countDeprecatedFieldUse)
   app.graphql.addHook('preExecution', async (schema, document, context, variables) => {
     beforeExecution(context)
+    countDeprecatedFields(schema, document)
     refuseSubscription(document, context.reply.request)
     if (usesVariables(document)) refuseIfAny(costErrors(schema, document, variables ?? {}))
   })
   // A legacy start was admitted (validated with its variables) on its way in: legacy-ws.ts.
-  app.graphql.addHook('preSubscriptionExecution', async (_schema, _document, context) => {
+  app.graphql.addHook('preSubscriptionExecution', async (schema, document, context) => {
     beforeExecution(context)
+    countDeprecatedFields(schema, document)
   })
 }
 

@@ -1,34 +1,54 @@
+import multipart from '@fastify/multipart'
 import type { FastifyInstance, FastifyRequest, RouteHandlerMethod } from 'fastify'
 import openapiGlue from 'fastify-openapi-glue'
 import { openapiPath } from '../paths.js'
-import { badRequest } from '../platform/errors.js'
+import { badRequest, unsupportedMediaType } from '../platform/errors.js'
 import type { OperationId, ServiceHandlers } from './operations.js'
 import { keepRawBody } from './raw-body.js'
 import type { SecurityHandlers } from './security.js'
+import type { VersionRouting } from './versioning.js'
 
 export const specificationPath = openapiPath
 
 export interface OpenapiRoutesOptions {
   handlers: ServiceHandlers
   securityHandlers: SecurityHandlers
+  versions: VersionRouting
+  /** The largest file a multipart upload may hold. */
+  uploadMaxBytes: number
 }
 
 /** Wires every operation of openapi.yaml to its handler; a missing handler stops start-up. */
 async function openapiRoutes(app: FastifyInstance, options: OpenapiRoutesOptions) {
   app.decorateRequest('principal', null)
   // Bodies are JSON. Fastify's text/plain parser would hand a handler a string that no
-  // schema checked (the body schemas apply to application/json): refused with 415.
+  // schema checked (the body schemas apply to application/json): refused with 415, by a
+  // parser of its own so the glue, which looks for a parser of each media type the spec
+  // names (text/plain answers too), finds one and does not warn.
   app.removeContentTypeParser('text/plain')
+  app.addContentTypeParser(RESPONSE_ONLY_MEDIA_TYPES, refuseBody)
+  // Multipart bodies (file uploads) are parsed by their handlers, part by part, as they
+  // stream in; one part, the file, under its size limit.
+  await app.register(multipart, {
+    limits: { fileSize: options.uploadMaxBytes, files: 1, fields: 0, parts: 1, headerPairs: 20 },
+  })
   // The glue checks security in preHandler, after the body is validated; a caller
   // without a token must hear 401, not what is wrong with its body, so check first: on
   // request, or, for a signature over the body's bytes, once they are read.
   app.addHook('onRoute', (route) => {
+    options.versions.serveEveryVersion(route)
     const signedBody = route.config?.rawBody === true
     if (signedBody) route.preParsing = [route.preParsing ?? [], keepRawBody].flat() as never
     if (route.preHandler) {
       const stage = signedBody ? 'preValidation' : 'onRequest'
       route[stage] = [route[stage] ?? [], route.preHandler].flat() as never
       route.preHandler = undefined
+    }
+    // A multipart body streams to its handler, which reads the parts itself: there is no
+    // parsed body for the spec's schema of it to check.
+    if (route.schema && multipartOnly(route.schema.body)) {
+      const { body: _streamed, ...schema } = route.schema
+      route.schema = schema
     }
     // Without a body (and so without a Content-Type) no schema runs at all.
     if (route.schema?.body) {
@@ -55,7 +75,24 @@ async function openapiRoutes(app: FastifyInstance, options: OpenapiRoutesOptions
   })
 }
 
+/** Media types the spec names for answers only: a request body sent as one is refused. */
+const RESPONSE_ONLY_MEDIA_TYPES = ['text/plain', 'text/csv', '*/*']
+
+const multipartOnly = (body: unknown) => {
+  const content = (body as { content?: object } | undefined)?.content
+  return (
+    content !== undefined && Object.keys(content).every((type) => type === 'multipart/form-data')
+  )
+}
+
+async function refuseBody(request: FastifyRequest) {
+  throw unsupportedMediaType(
+    `${request.headers['content-type']} bodies are not accepted; send application/json`,
+  )
+}
+
 async function requireBody(request: FastifyRequest) {
+  if (request.isMultipart()) throw unsupportedMediaType('The body must be sent as application/json')
   if (request.body === undefined) {
     throw badRequest('This operation needs a JSON body, sent as application/json')
   }

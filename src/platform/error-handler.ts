@@ -15,6 +15,7 @@ import {
   notFound,
   unauthenticated,
   unavailable,
+  unsupportedMediaType,
   validationFailed,
 } from './errors.js'
 import { validationDetails } from './validation.js'
@@ -23,11 +24,7 @@ const FRAMEWORK_ERRORS: Record<string, AppError> = {
   FST_ERR_CTP_INVALID_JSON_BODY: badRequest('The body is not valid JSON'),
   FST_ERR_CTP_EMPTY_JSON_BODY: badRequest('The body is empty, yet its Content-Type is JSON'),
   FST_ERR_CTP_BODY_TOO_LARGE: new AppError('PAYLOAD_TOO_LARGE', 413, 'The body is too large'),
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: new AppError(
-    'UNSUPPORTED_MEDIA_TYPE',
-    415,
-    'The body must be sent as application/json',
-  ),
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: unsupportedMediaType('The body must be sent as application/json'),
   // Fastify's own messages quote the whole path, which may be longer than a message is.
   FST_ERR_BAD_URL: badRequest('The path is not validly percent-encoded UTF-8'),
   FST_ERR_MAX_PARAM_LENGTH: badRequest('A path parameter is longer than any valid value'),
@@ -39,6 +36,7 @@ const CODES_BY_STATUS: Record<number, ErrorCode> = {
   403: 'FORBIDDEN',
   404: 'NOT_FOUND',
   405: 'METHOD_NOT_ALLOWED',
+  406: 'UNSUPPORTED_MEDIA_TYPE',
   409: 'CONFLICT',
   410: 'GONE',
   413: 'PAYLOAD_TOO_LARGE',

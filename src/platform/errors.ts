@@ -38,8 +38,13 @@ export function assertValidFields(problems: Record<string, string | undefined>):
 export const unauthenticated = (message: string) => new AppError('UNAUTHENTICATED', 401, message)
 export const forbidden = (message: string) => new AppError('FORBIDDEN', 403, message)
 export const notFound = (message: string) => new AppError('NOT_FOUND', 404, message)
+/** An Accept this server cannot answer: the media type's code, with the status of its side. */
+export const notAcceptable = (message: string) =>
+  new AppError('UNSUPPORTED_MEDIA_TYPE', 406, message)
 export const conflict = (message: string) => new AppError('CONFLICT', 409, message)
 export const gone = (message: string) => new AppError('GONE', 410, message)
+export const unsupportedMediaType = (message: string) =>
+  new AppError('UNSUPPORTED_MEDIA_TYPE', 415, message)
 export const unprocessable = (message: string) => new AppError('UNPROCESSABLE', 422, message)
 export const unavailable = (message: string) => new AppError('UNAVAILABLE', 503, message)
 export const internal = () => new AppError('INTERNAL', 500, 'Internal server error')

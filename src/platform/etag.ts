@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 
 /**
@@ -8,25 +8,33 @@ import fp from 'fastify-plugin'
  */
 const tagOf = (payload: string | Buffer) => `"${hash('sha1', payload, 'base64url')}"`
 
-function matches(request: FastifyRequest, tag: string): boolean {
-  const header = request.headers['if-none-match']
-  if (!header) return false
-  // If-None-Match compares weakly (RFC 9110 §13.1.2): W/"x" matches "x".
-  return header
-    .split(',')
-    .map((each) => each.trim().replace(/^W\//, ''))
-    .some((each) => each === '*' || each === tag)
+/** Whether an If-None-Match header holds `tag`, compared weakly (RFC 9110 §13.1.2). */
+export function holdsTag(header: string | undefined, tag: string): boolean {
+  return (
+    header
+      ?.split(',')
+      .map((each) => each.trim().replace(/^W\//, ''))
+      .some((each) => each === '*' || each === tag) ?? false
+  )
+}
+
+declare module 'fastify' {
+  interface FastifyReply {
+    /** What the ETag stands for, when it is not the body sent (a v2 envelope's timestamp). */
+    taggedBody: string | undefined
+  }
 }
 
 /** Successful GETs carry an ETag; a request that already holds it gets 304 and no body. */
 async function etagPlugin(app: FastifyInstance) {
+  app.decorateReply('taggedBody', undefined)
   app.addHook('onSend', async (request, reply, payload) => {
     const cacheable = request.method === 'GET' || request.method === 'HEAD'
     if (!cacheable || reply.statusCode !== 200) return payload
     if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload
-    const tag = tagOf(payload)
+    const tag = tagOf(reply.taggedBody ?? payload)
     reply.header('etag', tag)
-    if (!matches(request, tag)) return payload
+    if (!holdsTag(request.headers['if-none-match'], tag)) return payload
     reply.code(304)
     return ''
   })

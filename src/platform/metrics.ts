@@ -1,7 +1,7 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { collectDefaultMetrics, Histogram, Registry } from 'prom-client'
+import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client'
 
 /** Requests per second are counted over this many one-second buckets. */
 const WINDOW_SECONDS = 10
@@ -48,6 +48,20 @@ export function createServiceMetrics({ now = Date.now } = {}) {
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   })
+  const apiRequests = new Counter({
+    name: 'api_requests_total',
+    help: 'REST requests by the API version that answered them',
+    labelNames: ['version'],
+    registers: [registry],
+  })
+  // Bound once: a request counts without hashing its labels.
+  const apiRequestsOf = { 1: apiRequests.labels('1'), 2: apiRequests.labels('2') }
+  const deprecatedFieldUses = new Counter({
+    name: 'graphql_deprecated_field_uses_total',
+    help: 'GraphQL operations that selected a field marked @deprecated, by field',
+    labelNames: ['field'],
+    registers: [registry],
+  })
   const requests = slidingRequestCount(now)
   const loopDelay = monitorEventLoopDelay({ resolution: 10 })
   loopDelay.enable()
@@ -59,6 +73,14 @@ export function createServiceMetrics({ now = Date.now } = {}) {
     observeRequest(method: string, route: string, statusCode: number, seconds: number) {
       durations.observe({ method, route, status_code: statusCode }, seconds)
       requests.add()
+    },
+
+    countApiRequest(version: 1 | 2) {
+      apiRequestsOf[version].inc()
+    },
+
+    countDeprecatedFieldUse(field: string) {
+      deprecatedFieldUses.inc({ field })
     },
 
     requestsPerSecond: () => requests.perSecond(),

@@ -22,6 +22,8 @@ function createAjv(coerceTypes: false | 'array') {
     strictRequired: false,
   })
   addFormats.default(ajv)
+  // OpenAPI's discriminator is a hint for SDK generators; the oneOf beside it validates.
+  ajv.addKeyword({ keyword: 'discriminator', schemaType: 'object' })
   ajv.addKeyword(storableTextKeyword)
   // 19.99 / 0.01 is not an integer in binary floating point, nor is 9687400934.96 / 0.01.
   ajv.removeKeyword('multipleOf')

@@ -38,7 +38,14 @@ export function createApi(baseUrl: string) {
     const text = await response.text()
     const contentType = response.headers.get('content-type')
     const parsed = contentType?.startsWith('application/json') && text ? JSON.parse(text) : text
-    assertMatchesSpec(method, url, { status: response.status, contentType, body: parsed, text })
+    const apiVersion = response.headers.get('api-version')
+    assertMatchesSpec(method, url, {
+      status: response.status,
+      contentType,
+      body: parsed,
+      text,
+      apiVersion,
+    })
     return { status: response.status, headers: response.headers, body: parsed as Body, text }
   }
 

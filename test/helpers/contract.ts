@@ -3,6 +3,7 @@ import type { ValidateFunction } from 'ajv'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import addFormats from 'ajv-formats'
 import { specificationPath } from '../../src/http/openapi-routes.js'
+import { openapiV2Path } from '../../src/paths.js'
 
 interface ResponseSpec {
   content?: Record<string, { schema: object }>
@@ -16,9 +17,16 @@ export type PathSpec = Record<string, OperationSpec>
 
 export const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const
 
-export const specification = (await dereference(specificationPath)) as unknown as {
+interface Specification {
   paths: Record<string, PathSpec>
   components: { schemas: Record<string, object> }
+}
+/** openapi.yaml: version 1 of the REST API. */
+export const specification = (await dereference(specificationPath)) as unknown as Specification
+/** Each version's description, by the `api-version` a response says answered it. */
+const specificationsByVersion: Record<string, Specification> = {
+  '1': specification,
+  '2': (await dereference(openapiV2Path)) as unknown as Specification,
 }
 
 const ajv = new Ajv2020({ allErrors: true, strict: false })
@@ -42,9 +50,12 @@ const routes = Object.keys(specification.paths)
   }))
   .sort((a, b) => a.params - b.params)
 
-export function findOperation(method: string, pathname: string) {
+/** The operation a request reached, in the description of the version that answered it. */
+export function findOperation(method: string, url: string, apiVersion?: string | null) {
+  const pathname = new URL(url, 'http://any').pathname.replace(/^\/api\/v[0-9]+(?=\/)/, '')
   const route = routes.find((each) => each.pattern.test(pathname))
-  const operation = route && specification.paths[route.template]?.[method.toLowerCase()]
+  const paths = specificationsByVersion[apiVersion ?? '1']?.paths
+  const operation = route && paths?.[route.template]?.[method.toLowerCase()]
   return operation && route ? { template: route.template, operation } : undefined
 }
 
@@ -53,6 +64,8 @@ export interface ObservedResponse {
   contentType: string | null
   body: unknown
   text: string
+  /** The `api-version` header: which version's description the answer must keep. */
+  apiVersion?: string | null
 }
 
 /**
@@ -61,7 +74,7 @@ export interface ObservedResponse {
  */
 export function assertMatchesSpec(method: string, url: string, response: ObservedResponse) {
   const pathname = new URL(url).pathname
-  const found = findOperation(method, pathname)
+  const found = findOperation(method, url, response.apiVersion)
   const where = `${method} ${pathname} → ${response.status}`
   if (!found) {
     // Not an operation of the spec (an unknown route): still the error envelope.
@@ -69,19 +82,25 @@ export function assertMatchesSpec(method: string, url: string, response: Observe
   }
   const documented = found.operation.responses[String(response.status)]
   if (!documented) throw new Error(`${where}: openapi.yaml does not document this status`)
-  const schema = documented.content?.['application/json']?.schema
-  if (schema) return assertSchema(where, schema, response)
-  const [textual] = Object.entries(documented.content ?? {})
-  if (!textual) {
+  const content = Object.entries(documented.content ?? {})
+  if (content.length === 0) {
     if (response.text !== '') throw new Error(`${where}: the spec documents no body, got one`)
     return
   }
+  // The documented media type the answer came as; JSON when it names none it documents.
+  const [mediaType, { schema }] =
+    content.find(
+      ([type]) =>
+        type !== 'application/json' && (type === '*/*' || response.contentType?.startsWith(type)),
+    ) ??
+    content.find(([type]) => type === 'application/json') ??
+    (content[0] as [string, { schema: object }])
+  if (mediaType === 'application/json') return assertSchema(where, schema, response)
   // Another media type (GET /metrics' text/plain): that type, and its text fits the schema.
-  const [mediaType, { schema: textSchema }] = textual
-  if (!response.contentType?.startsWith(mediaType)) {
+  if (mediaType !== '*/*' && !response.contentType?.startsWith(mediaType)) {
     throw new Error(`${where}: expected ${mediaType}, got ${response.contentType}`)
   }
-  const validate = validatorFor(textSchema)
+  const validate = validatorFor(schema)
   if (!validate(response.text)) {
     throw new Error(`${where}: the body breaks openapi.yaml: ${ajv.errorsText(validate.errors)}`)
   }

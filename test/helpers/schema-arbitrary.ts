@@ -64,6 +64,8 @@ const SUPPORTED = new Set<string>([
   'readOnly',
   'writeOnly',
   'deprecated',
+  // The oneOf beside it decides; the mapping only names the branches for SDK generators.
+  'discriminator',
 ])
 
 /** int32 as openapi.yaml's format names it: the bounds a schema may leave out. */
@@ -157,8 +159,14 @@ function formatted(format: string, where: string): fc.Arbitrary<string> {
       return fc
         .date({ min: new Date('1970-01-01'), max: new Date('2999-12-31'), noInvalidDate: true })
         .map((date) => date.toISOString())
+    case 'date':
+      return fc
+        .date({ min: new Date('1970-01-01'), max: new Date('2999-12-31'), noInvalidDate: true })
+        .map((date) => date.toISOString().slice(0, 10))
     case 'uuid':
       return fc.uuid()
+    case 'binary':
+      return fc.string()
     default:
       throw new Error(`schema-arbitrary: unknown string format ${format} at ${where}`)
   }

@@ -9,6 +9,7 @@ import createClient from 'openapi-fetch'
 import WebSocket from 'ws'
 import { graphql } from './generated/gql/index.js'
 import type { paths } from './generated/openapi.js'
+import type { paths as pathsV2 } from './generated/openapi.v2.js'
 
 const SendMessage = graphql(`
   mutation SendMessage($text: String!, $author: String!, $chatId: ID!) {
@@ -147,6 +148,38 @@ export async function restScenario(baseUrl: string, admin: Credentials) {
     updatedStock: updated.data?.data.stock,
     deletedStatus: deleted.response.status,
     goneCode: gone.error?.error.code,
+  }
+}
+
+/**
+ * Version 2, through a client generated from its own description: the same operations,
+ * with `meta` (request id, timestamp and a list's pagination) beside `data`.
+ */
+export async function restScenarioV2(baseUrl: string, admin: Credentials) {
+  const api = createClient<pathsV2>({ baseUrl: `${baseUrl}/api/v2` })
+  const login = await api.POST('/auth/login', { body: admin })
+  if (!login.data) throw new Error(`login failed: ${JSON.stringify(login.error)}`)
+  const headers = { authorization: `Bearer ${login.data.data.accessToken}` }
+  const created = await api.POST('/products', {
+    body: { name: 'SDK v2 lamp', price: 8, category: 'sdk-v2', stock: 2 },
+    headers,
+  })
+  if (!created.data) throw new Error(`create failed: ${JSON.stringify(created.error)}`)
+  const { id } = created.data.data
+  const listed = await api.GET('/products', { params: { query: { category: 'sdk-v2' } } })
+  const read = await api.GET('/products/{id}', { params: { path: { id } } })
+  const cached = await api.GET('/products/{id}', {
+    params: { path: { id }, header: { 'If-None-Match': read.response.headers.get('etag') ?? '' } },
+  })
+  const missing = await api.GET('/products/{id}', { params: { path: { id: id + 1000 } } })
+  return {
+    location: created.response.headers.get('location') === `/api/v2/products/${id}`,
+    requestIdEchoed: created.data.meta.requestId === created.response.headers.get('x-request-id'),
+    listedTotal: listed.data?.meta.pagination.total,
+    readName: read.data?.data.name,
+    answeredBy: read.response.headers.get('api-version'),
+    notModified: cached.response.status,
+    missingCode: missing.error?.error.code,
   }
 }
 

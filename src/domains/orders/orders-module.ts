@@ -1,4 +1,5 @@
 import { createIdempotencyKeys } from '../../platform/idempotency.js'
+import { periodicTask } from '../../platform/periodic-task.js'
 import type { Inventory } from '../catalog/inventory.js'
 import type { Infrastructure } from '../module.js'
 import { createOrderHandlers } from './orders-handlers.js'
@@ -23,11 +24,13 @@ export function createOrdersModule(
     outbox,
     idempotencyKeys,
   })
-  let pruner: NodeJS.Timeout | undefined
-  const prune = () =>
-    idempotencyKeys.prune(database.db).catch((error: unknown) => {
-      log.warn({ err: error }, 'expired idempotency keys could not be pruned; next time')
-    })
+  const pruning = periodicTask(
+    () =>
+      idempotencyKeys.prune(database.db).catch((error: unknown) => {
+        log.warn({ err: error }, 'expired idempotency keys could not be pruned; next time')
+      }),
+    PRUNE_EVERY_MS,
+  )
 
   return {
     name: 'orders',
@@ -35,13 +38,7 @@ export function createOrdersModule(
     resolvers: createOrderResolvers(orders, events),
     /** What payments need of orders: to pay one inside their own transaction. */
     payments: { payWithin: orders.payWithin, announce: orders.announce },
-    async start() {
-      pruner = setInterval(prune, PRUNE_EVERY_MS)
-      pruner.unref()
-      await prune()
-    },
-    async stop() {
-      clearInterval(pruner)
-    },
+    start: pruning.start,
+    stop: pruning.stop,
   }
 }

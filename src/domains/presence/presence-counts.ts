@@ -172,8 +172,8 @@ export function createRedisPresenceCounts(options: RedisPresenceOptions): Presen
     ['presenceArrive', ARRIVE],
     ['presenceLeave', LEAVE],
     ['presenceHeartbeat', HEARTBEAT],
-  ]) {
-    redis.defineCommand(name as string, { numberOfKeys: 3, lua: lua as string })
+  ] as const) {
+    redis.defineCommand(name, { numberOfKeys: 3, lua })
   }
   const ONLINE = 'presence:online'
   const INSTANCES = 'presence:instances'

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { SocketObserver } from '../../graphql/socket-seats.js'
 import type { EventBus } from '../../platform/events.js'
-import type { Departure, PresenceCounts } from './presence-counts.js'
+import type { CountChange, Departure, PresenceCounts } from './presence-counts.js'
 import { presenceTopics, type UserStatus } from './presence-topics.js'
 
 interface Dependencies {
@@ -31,36 +31,33 @@ export function createPresenceTracker({ counts, events, log }: Dependencies) {
   }
 
   /** Proves this instance alive, and publishes what the counts changed. */
-  async function heartbeat(): Promise<void> {
+  async function beatOnce(): Promise<void> {
     const { departed, returned } = await counts.heartbeat()
     await Promise.all([...departed.map(offline), ...returned.map(online)])
   }
 
-  // Heartbeats asked for by changes that found this instance unregistered: one at a
-  // time, and one more after it when asked while it runs.
+  // One heartbeat at a time, whoever asks (the timer, or a change that found this
+  // instance unregistered); asked while one runs, one more follows it.
   let beating: Promise<void> | undefined
   let again = false
-  function beatSoon(): Promise<void> {
+  function heartbeat(): Promise<void> {
     if (beating) {
       again = true
       return beating
     }
-    beating = heartbeat().finally(() => {
+    beating = beatOnce().finally(() => {
       beating = undefined
       if (again) {
         again = false
-        void beatSoon().catch(() => {})
+        void heartbeat().catch(() => {})
       }
     })
     return beating
   }
 
-  function counted(
-    change: Awaited<ReturnType<PresenceCounts['arrive']>>,
-    flip: () => Promise<void>,
-  ) {
+  function counted(change: CountChange, flip: () => Promise<void>) {
     if (change === 'flipped') return flip()
-    if (change === 'unregistered') return beatSoon()
+    if (change === 'unregistered') return heartbeat()
     return undefined
   }
 

@@ -1,6 +1,6 @@
 import { eq, sql } from 'drizzle-orm'
 import { expect } from 'vitest'
-import { products, users } from '../../../src/db/schema.js'
+import { emails, orders, products, uploads, users } from '../../../src/db/schema.js'
 import type { OperationId } from '../../../src/http/operations.js'
 import type { ApiResponse } from '../api.js'
 import type { Caller } from './callers.js'
@@ -8,7 +8,7 @@ import type { StoredRows } from './database-state.js'
 import { notificationExpectations, orderExpectations } from './rest-order-expectations.js'
 import type { FuzzRequest, Inputs, Placeholder } from './rest-requests.js'
 import { expectMetrics, userExpectations } from './rest-user-expectations.js'
-import type { World } from './world.js'
+import { accountOf, type World } from './world.js'
 
 /** A request whose every value fits openapi.yaml, from a caller the operation serves. */
 export interface ValidExchange {
@@ -176,6 +176,48 @@ export const validExpectations = {
   getHealth: expectProbe,
   getReadiness: expectProbe,
   getMetrics: expectMetrics,
+  generateReport: expectReport,
+
+  async sendEmail({ response, inputs, world }) {
+    expect(response.status, response.text).toBe(202)
+    const body = inputs.body as { to: string; subject: string; text: string }
+    expect(response.body.data).toMatchObject({ to: body.to, subject: body.subject })
+    expect(response.headers.get('location')).toBe(`/emails/${response.body.data.id}`)
+    const [row] = await world.db.select().from(emails).where(eq(emails.id, response.body.data.id))
+    expect(row).toMatchObject({ recipient: body.to, subject: body.subject, text: body.text })
+  },
+
+  uploadFile({ response }) {
+    // The harness writes JSON bodies only; multipart uploads are driven in uploads.test.ts.
+    expect(response.status, response.text).toBe(415)
+  },
+
+  async downloadFile({ response, inputs, world, caller }) {
+    const [row] = await world.db
+      .select()
+      .from(uploads)
+      .where(eq(uploads.id, Number(inputs.path.id)))
+    if (row?.status !== 'complete') return expect(response.status).toBe(404)
+    const own = caller === 'admin' || accountOf(world, caller).id === row.ownerId
+    if (!own) return expect(response.status).toBe(403)
+    expect([200, 206, 304, 416]).toContain(response.status)
+  },
+
+  async getEmail({ response, inputs, world }) {
+    const [row] = await world.db
+      .select()
+      .from(emails)
+      .where(eq(emails.id, Number(inputs.path.id)))
+    if (!row) return expect(response.status, 'an email that does not exist').toBe(404)
+    expect([200, 304]).toContain(response.status)
+    if (response.status === 200) {
+      expect(response.body.data).toMatchObject({
+        id: row.id,
+        to: row.recipient,
+        subject: row.subject,
+      })
+    }
+  },
 
   ...userExpectations,
   ...orderExpectations,
@@ -189,4 +231,42 @@ export const validExpectations = {
 function expectProbe({ response, inputs }: ValidExchange) {
   expect([200, 304]).toContain(response.status)
   if (response.status === 304) expect(inputs.header['If-None-Match']).toBeDefined()
+}
+
+/** The report's figures, recomputed here from every row (the service has SQL do it). */
+async function expectReport({ response, inputs, world }: ValidExchange) {
+  expect(response.status, response.text).toBe(200)
+  const report = response.body.data
+  expect(report.type).toBe(inputs.query.type)
+  if (report.type === 'catalog') {
+    const live = await world.db.select().from(products).where(sql`${products.deletedAt} is null`)
+    const categories = [...new Set(live.map((row) => row.category))].sort()
+    expect(report.categories.map((each: { category: string }) => each.category)).toEqual(categories)
+    for (const figures of report.categories) {
+      const rows = live.filter((row) => row.category === figures.category)
+      const prices = rows.map((row) => row.price)
+      expect(figures).toMatchObject({
+        products: rows.length,
+        minPrice: Math.min(...prices),
+        maxPrice: Math.max(...prices),
+        totalStock: rows.reduce((sum, row) => sum + row.stock, 0),
+      })
+      const average = prices.reduce((sum, price) => sum + price, 0) / rows.length
+      expect(Math.abs(figures.avgPrice - average)).toBeLessThanOrEqual(0.0051)
+      const value = rows.reduce((sum, row) => sum + row.price * row.stock, 0)
+      // Exact in the database (numeric); summed here in floats, which drift past 2^53.
+      expect(Math.abs(figures.stockValue - value)).toBeLessThanOrEqual(
+        Math.max(0.005, value * 1e-12),
+      )
+    }
+    return
+  }
+  const placed = await world.db.select().from(orders)
+  const statuses = [...new Set(placed.map((row) => row.status))].sort()
+  expect(report.byStatus.map((each: { status: string }) => each.status)).toEqual(statuses)
+  const days = [...new Set(placed.map((row) => row.createdAt.toISOString().slice(0, 10)))].sort()
+  expect(report.byDay.map((each: { day: string }) => each.day)).toEqual(days)
+  expect(report.byDay.reduce((sum: number, day: { orders: number }) => sum + day.orders, 0)).toBe(
+    placed.length,
+  )
 }

@@ -1,0 +1,30 @@
+import type { Infrastructure } from '../module.js'
+import { logTransport, smtpTransport } from './email-transports.js'
+import { createEmailWorker } from './email-worker.js'
+import { createEmailHandlers } from './emails-handlers.js'
+import { createEmailsRepository } from './emails-repository.js'
+import { createEmailsService } from './emails-service.js'
+
+/** Emails: queued in the database, delivered by a worker with retries (SMTP or the log). */
+export function createEmailsModule({
+  database,
+  config,
+  log,
+}: Pick<Infrastructure, 'database' | 'config' | 'log'>) {
+  const { smtpUrl, from, pollIntervalMs, retryBaseMs, maxAttempts } = config.emails
+  const emails = createEmailsRepository(database.db)
+  const worker = createEmailWorker({
+    emails,
+    transport: smtpUrl ? smtpTransport(smtpUrl, from) : logTransport(log),
+    log,
+    pollIntervalMs,
+    retryBaseMs,
+    maxAttempts,
+  })
+  return {
+    name: 'emails',
+    handlers: createEmailHandlers(createEmailsService(emails, worker.wake)),
+    start: worker.start,
+    stop: worker.stop,
+  }
+}

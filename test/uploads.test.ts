@@ -1,0 +1,420 @@
+import { createHash, randomBytes } from 'node:crypto'
+import v8 from 'node:v8'
+import vm from 'node:vm'
+import { count, eq } from 'drizzle-orm'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { uploadChunks, uploads } from '../src/db/schema.js'
+import { requestedRange } from '../src/domains/uploads/byte-ranges.js'
+import { safeName } from '../src/domains/uploads/uploads-handlers.js'
+import { backends } from './helpers/backends.js'
+import { assertMatchesSpec } from './helpers/contract.js'
+import { ADMIN, login, newUser, startServer, type TestServer } from './helpers/server.js'
+
+const MiB = 1024 * 1024
+const BOUNDARY = 'test-boundary-7MA4YWxkTrZu0gW'
+
+interface Part {
+  name: string
+  filename?: string
+  type?: string
+  data: Buffer | string
+}
+
+/** A multipart/form-data body, byte for byte. */
+function multipart(parts: Part[]) {
+  const pieces = parts.flatMap((part) => {
+    const disposition = `form-data; name="${part.name}"${part.filename === undefined ? '' : `; filename="${part.filename}"`}`
+    const head = `--${BOUNDARY}\r\nContent-Disposition: ${disposition}\r\n${part.type ? `Content-Type: ${part.type}\r\n` : ''}\r\n`
+    return [Buffer.from(head), Buffer.from(part.data), Buffer.from('\r\n')]
+  })
+  return Buffer.concat([...pieces, Buffer.from(`--${BOUNDARY}--\r\n`)])
+}
+
+const MULTIPART = `multipart/form-data; boundary=${BOUNDARY}`
+const fileOf = (data: Buffer | string, filename = 'notes.txt', type = 'text/plain') => [
+  { name: 'file', filename, type, data },
+]
+const sha256 = (data: Buffer | string) => createHash('sha256').update(data).digest('hex')
+
+/**
+ * A multipart body of one `size`-byte file made as it is read (so the test holds none of
+ * it), and the SHA-256 of the file once it has all been read.
+ */
+function streamedUpload(size: number) {
+  const hash = createHash('sha256')
+  let sent = 0
+  let stage: 'head' | 'file' | 'tail' | 'done' = 'head'
+  const stream = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (stage === 'head') {
+        controller.enqueue(
+          Buffer.from(
+            `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+          ),
+        )
+        stage = 'file'
+      } else if (stage === 'file') {
+        const piece = randomBytes(Math.min(64 * 1024, size - sent))
+        hash.update(piece)
+        sent += piece.length
+        controller.enqueue(piece)
+        if (sent >= size) stage = 'tail'
+      } else if (stage === 'tail') {
+        controller.enqueue(Buffer.from(`\r\n--${BOUNDARY}--\r\n`))
+        stage = 'done'
+      } else {
+        controller.close()
+      }
+    },
+  })
+  return { stream, digest: () => hash.digest('hex') }
+}
+
+describe('byte ranges', () => {
+  it.each([
+    ['bytes=0-0', 10, { start: 0, end: 0 }],
+    ['bytes=2-5', 10, { start: 2, end: 5 }],
+    ['bytes=2-', 10, { start: 2, end: 9 }],
+    ['bytes=-3', 10, { start: 7, end: 9 }],
+    ['bytes=-30', 10, { start: 0, end: 9 }],
+    ['bytes=5-99', 10, { start: 5, end: 9 }],
+    ['bytes=10-', 10, 'unsatisfiable'],
+    ['bytes=-0', 10, 'unsatisfiable'],
+    ['bytes=0-1, 4-5', 10, undefined],
+    ['bytes=5-2', 10, undefined],
+    ['items=0-1', 10, undefined],
+    ['bytes=-', 10, undefined],
+    [undefined, 10, undefined],
+  ])('reads %s of %i bytes as %o', (header, size, range) => {
+    expect(requestedRange(header, size)).toEqual(range)
+  })
+
+  it.each([
+    ['../../etc/passwd', 'passwd'],
+    ['C:\\Users\\me\\report.pdf', 'report.pdf'],
+    ['bad\u0000na\u001fme\u007f.txt', 'badname.txt'],
+    ['   ', 'upload'],
+    ['x'.repeat(300), 'x'.repeat(255)],
+    ['résumé ☕.txt', 'résumé ☕.txt'],
+  ])('keeps %j as %j', (given, kept) => {
+    expect(safeName(given)).toBe(kept)
+  })
+})
+
+describe.each(backends)('uploads on $name', (backend) => {
+  let server: TestServer
+  let second: TestServer
+  let owner: Awaited<ReturnType<typeof newUser>>
+  let stranger: Awaited<ReturnType<typeof newUser>>
+  let admin: string
+
+  /** POSTs a body to /upload; the answer is checked against openapi.yaml. */
+  async function post(
+    body: RequestInit['body'],
+    { token = owner.accessToken, headers = {} as Record<string, string>, through = server } = {},
+  ) {
+    const url = `${through.baseUrl}/upload`
+    const response = await fetch(url, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': MULTIPART, authorization: `Bearer ${token}`, ...headers },
+      duplex: 'half',
+    } as RequestInit)
+    const text = await response.text()
+    const contentType = response.headers.get('content-type')
+    const parsed = contentType?.startsWith('application/json') ? JSON.parse(text) : text
+    assertMatchesSpec('POST', url, { status: response.status, contentType, body: parsed, text })
+    return { status: response.status, headers: response.headers, body: parsed }
+  }
+  const stored = async (parts: Part[]) => {
+    const response = await post(multipart(parts))
+    expect(response.status, JSON.stringify(response.body)).toBe(201)
+    return response.body.data as { id: number; size: number; sha256: string; name: string }
+  }
+  /** GETs an upload; JSON answers (errors) are checked against the spec. */
+  async function download(
+    id: number,
+    { token = owner.accessToken, headers = {} as Record<string, string>, through = server } = {},
+  ) {
+    const url = `${through.baseUrl}/uploads/${id}`
+    const response = await fetch(url, { headers: { authorization: `Bearer ${token}`, ...headers } })
+    const bytes = Buffer.from(await response.arrayBuffer())
+    const contentType = response.headers.get('content-type')
+    if (contentType?.startsWith('application/json') || response.status === 304) {
+      const text = bytes.toString('utf8')
+      const body = text ? JSON.parse(text) : text
+      assertMatchesSpec('GET', url, { status: response.status, contentType, body, text })
+    }
+    return { status: response.status, headers: response.headers, bytes }
+  }
+  const rowCounts = async () => {
+    const { db } = server.testDatabase.database
+    const [files] = await db.select({ n: count() }).from(uploads)
+    const [chunks] = await db.select({ n: count() }).from(uploadChunks)
+    return { files: files?.n, chunks: chunks?.n }
+  }
+
+  beforeAll(async () => {
+    server = await startServer(backend, { UPLOAD_MAX_BYTES: String(4 * MiB) })
+    second = await startServer(
+      backend,
+      { UPLOAD_MAX_BYTES: String(4 * MiB) },
+      { testDatabase: server.testDatabase },
+    )
+    owner = await newUser(server.api)
+    stranger = await newUser(server.api)
+    admin = (await login(server.api, ADMIN)).accessToken
+  })
+  afterAll(async () => {
+    await second?.close()
+    await server?.close()
+  })
+
+  describe('storing and reading back', () => {
+    it('stores a file of several chunks and gives it back byte for byte, from either instance', async () => {
+      const data = randomBytes(3 * MiB + 12_345)
+      const response = await post(multipart(fileOf(data, 'photo.jpg', 'image/jpeg')))
+      expect(response.status).toBe(201)
+      const upload = response.body.data
+      expect(upload).toEqual({
+        id: expect.any(Number),
+        name: 'photo.jpg',
+        mediaType: 'image/jpeg',
+        size: data.length,
+        sha256: sha256(data),
+      })
+      expect(response.headers.get('location')).toBe(`/uploads/${upload.id}`)
+      for (const through of [server, second]) {
+        const back = await download(upload.id, { through })
+        expect(back.status).toBe(200)
+        expect(back.bytes.equals(data)).toBe(true)
+        expect(back.headers.get('content-type')).toBe('image/jpeg')
+        expect(back.headers.get('content-length')).toBe(String(data.length))
+        expect(back.headers.get('etag')).toBe(`"${sha256(data)}"`)
+        expect(back.headers.get('accept-ranges')).toBe('bytes')
+        expect(back.headers.get('cache-control')).toBe('private, no-cache')
+        expect(back.headers.get('content-disposition')).toBe(
+          `attachment; filename="photo.jpg"; filename*=UTF-8''photo.jpg`,
+        )
+      }
+    })
+
+    it('keeps a small text file, an empty one, and a name without its path', async () => {
+      const text = await stored(fileOf('hello, uploads\n', 'C:\\Users\\me\\hello.txt'))
+      expect(text).toMatchObject({ name: 'hello.txt', size: 15 })
+      expect((await download(text.id)).bytes.toString()).toBe('hello, uploads\n')
+      const empty = await stored(fileOf('', 'empty.bin', 'application/octet-stream'))
+      expect(empty).toMatchObject({ size: 0, sha256: sha256('') })
+      const back = await download(empty.id)
+      expect(back.status).toBe(200)
+      expect(back.bytes.length).toBe(0)
+    })
+
+    it('takes an invalid media type as application/octet-stream', async () => {
+      const upload = await stored(fileOf('x', 'x.bin', 'not a media type'))
+      expect(upload).toMatchObject({ mediaType: 'application/octet-stream' })
+    })
+
+    it('names a file with any characters safely in Content-Disposition', async () => {
+      const upload = await stored(fileOf('x', 'résumé \\"final\\".txt'))
+      expect((await download(upload.id)).headers.get('content-disposition')).toBe(
+        `attachment; filename="r_sum_ _final_.txt"; filename*=UTF-8''r%C3%A9sum%C3%A9%20%22final%22.txt`,
+      )
+    })
+  })
+
+  describe('conditional and partial reads', () => {
+    const data = randomBytes(600 * 1024)
+    let id: number
+    let etag: string
+    beforeAll(async () => {
+      id = (await stored(fileOf(data, 'parts.bin', 'application/octet-stream'))).id
+      etag = `"${sha256(data)}"`
+    })
+
+    it('answers 304 to the current ETag', async () => {
+      const response = await download(id, { headers: { 'if-none-match': etag } })
+      expect(response.status).toBe(304)
+      expect(response.bytes.length).toBe(0)
+    })
+
+    it.each([
+      ['bytes=0-0', 0, 0],
+      ['bytes=262140-262150', 262_140, 262_150],
+      ['bytes=524280-', 524_280, 600 * 1024 - 1],
+      ['bytes=-10', 600 * 1024 - 10, 600 * 1024 - 1],
+    ])('answers %s with 206 and exactly those bytes', async (range, start, end) => {
+      const response = await download(id, { headers: { range } })
+      expect(response.status).toBe(206)
+      expect(response.bytes.equals(data.subarray(start, end + 1))).toBe(true)
+      expect(response.headers.get('content-range')).toBe(`bytes ${start}-${end}/${data.length}`)
+      expect(response.headers.get('content-length')).toBe(String(end - start + 1))
+    })
+
+    it('answers 416 to a range past the end, naming the size', async () => {
+      const response = await download(id, { headers: { range: `bytes=${data.length}-` } })
+      expect(response.status).toBe(416)
+      expect(response.headers.get('content-range')).toBe(`bytes */${data.length}`)
+    })
+
+    it('sends the whole file for several ranges, or an If-Range that is not current', async () => {
+      const several = await download(id, { headers: { range: 'bytes=0-1, 5-6' } })
+      expect(several.status).toBe(200)
+      expect(several.bytes.equals(data)).toBe(true)
+      const stale = await download(id, { headers: { range: 'bytes=0-9', 'if-range': '"old"' } })
+      expect(stale.status).toBe(200)
+      expect(stale.bytes.length).toBe(data.length)
+      const current = await download(id, { headers: { range: 'bytes=0-9', 'if-range': etag } })
+      expect(current.status).toBe(206)
+      expect(current.bytes.equals(data.subarray(0, 10))).toBe(true)
+    })
+
+    it('answers HEAD with the headers alone', async () => {
+      const response = await fetch(`${server.baseUrl}/uploads/${id}`, {
+        method: 'HEAD',
+        headers: { authorization: `Bearer ${owner.accessToken}` },
+      })
+      expect(response.status).toBe(200)
+      expect(response.headers.get('etag')).toBe(etag)
+      expect(response.headers.get('content-length')).toBe(String(data.length))
+      expect((await response.arrayBuffer()).byteLength).toBe(0)
+    })
+
+    it('is its owner’s and the admins’: 403 for another user, 401 anonymously, 404 unknown', async () => {
+      expect((await download(id, { token: stranger.accessToken })).status).toBe(403)
+      expect((await download(id, { token: admin })).status).toBe(200)
+      const anonymous = await fetch(`${server.baseUrl}/uploads/${id}`)
+      expect(anonymous.status).toBe(401)
+      expect((await download(2_147_483_647)).status).toBe(404)
+    })
+  })
+
+  describe('refusals, storing nothing', () => {
+    it('refuses a file over UPLOAD_MAX_BYTES with 413, by its Content-Length', async () => {
+      const before = await rowCounts()
+      const response = await post(multipart(fileOf(randomBytes(4 * MiB + 100 * 1024))))
+      expect(response.status).toBe(413)
+      expect(response.body.error.code).toBe('PAYLOAD_TOO_LARGE')
+      expect(await rowCounts()).toEqual(before)
+    })
+
+    it('refuses a streamed file (no Content-Length) with 413 once it passes the limit', async () => {
+      const before = await rowCounts()
+      const { stream } = streamedUpload(4 * MiB + 1)
+      const response = await post(stream as unknown as RequestInit['body'])
+      expect(response.status).toBe(413)
+      expect(response.body.error.code).toBe('PAYLOAD_TOO_LARGE')
+      expect(await rowCounts()).toEqual(before)
+    })
+
+    it.each([
+      ['no part at all', []],
+      ['a field and no file', [{ name: 'note', data: 'hello' }]],
+      ['a file under another name', [{ name: 'upload', filename: 'a.txt', data: 'a' }]],
+      [
+        'two files',
+        [
+          { name: 'file', filename: 'a.txt', data: 'a' },
+          { name: 'file', filename: 'b.txt', data: 'b' },
+        ],
+      ],
+      [
+        'a file and a field',
+        [
+          { name: 'file', filename: 'a.txt', data: 'a' },
+          { name: 'note', data: 'n' },
+        ],
+      ],
+    ])('refuses %s with 400', async (_, parts) => {
+      const before = await rowCounts()
+      const response = await post(multipart(parts as Part[]))
+      expect(response.status).toBe(400)
+      expect(response.body.error.message).toMatch(/exactly one part/)
+      expect(await rowCounts()).toEqual(before)
+    })
+
+    it('refuses a body cut short with 400', async () => {
+      const before = await rowCounts()
+      const whole = multipart(fileOf('some content'))
+      const response = await post(whole.subarray(0, whole.length - 20))
+      expect(response.status).toBe(400)
+      expect(await rowCounts()).toEqual(before)
+    })
+
+    it('refuses a JSON body with 415, and an anonymous upload with 401', async () => {
+      const before = await rowCounts()
+      const json = await post(JSON.stringify({ file: 'x' }), {
+        headers: { 'content-type': 'application/json' },
+      })
+      expect(json.status).toBe(415)
+      const anonymous = await fetch(`${server.baseUrl}/upload`, {
+        method: 'POST',
+        body: multipart(fileOf('x')),
+        headers: { 'content-type': MULTIPART },
+      })
+      expect(anonymous.status).toBe(401)
+      expect(await rowCounts()).toEqual(before)
+    })
+  })
+})
+
+describe.each(backends)('a 40 MiB upload on $name', (backend) => {
+  let server: TestServer
+  let token: string
+  beforeAll(async () => {
+    server = await startServer(backend, { UPLOAD_MAX_BYTES: String(50 * MiB) })
+    token = (await newUser(server.api)).accessToken
+  })
+  afterAll(() => server?.close())
+
+  it('streams through the server without its heap holding the file', async () => {
+    v8.setFlagsFromString('--expose-gc')
+    const gc = vm.runInNewContext('gc') as () => void
+    // The heap that stays live: collected first, so garbage not yet swept does not count.
+    const live = () => {
+      gc()
+      return process.memoryUsage().heapUsed
+    }
+    const baseline = live()
+    let peak = baseline
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, live())
+    }, 100)
+    const upload = streamedUpload(40 * MiB)
+    let response: Response
+    try {
+      response = await fetch(`${server.baseUrl}/upload`, {
+        method: 'POST',
+        body: upload.stream,
+        headers: { 'content-type': MULTIPART, authorization: `Bearer ${token}` },
+        duplex: 'half',
+      } as RequestInit)
+    } finally {
+      clearInterval(sampler)
+    }
+    expect(response.status).toBe(201)
+    const { data } = (await response.json()) as {
+      data: { id: number; size: number; sha256: string }
+    }
+    expect(data).toMatchObject({ size: 40 * MiB, sha256: upload.digest() })
+    expect(peak - baseline).toBeLessThan(16 * MiB)
+    // Written as it came: in 256 KiB chunks, not as one piece at the end.
+    const chunks = await server.testDatabase.database.db
+      .select({ n: count() })
+      .from(uploadChunks)
+      .where(eq(uploadChunks.uploadId, data.id))
+    expect(chunks[0]?.n).toBe(160)
+
+    const back = await fetch(`${server.baseUrl}/uploads/${data.id}`, {
+      headers: { authorization: `Bearer ${token}` },
+    })
+    const hash = createHash('sha256')
+    let size = 0
+    for await (const piece of back.body as unknown as AsyncIterable<Uint8Array>) {
+      hash.update(piece)
+      size += piece.length
+    }
+    expect(size).toBe(40 * MiB)
+    expect(hash.digest('hex')).toBe(data.sha256)
+  }, 120_000)
+})
