@@ -11,6 +11,7 @@ import {
   pgEnum,
   pgTable,
   primaryKey,
+  smallint,
   text,
   timestamp,
   uniqueIndex,
@@ -51,12 +52,19 @@ export const products = pgTable(
   ],
 )
 
-// Live products per category, kept by triggers (migration 0004): the list's total
-// without a filter, or with only a category, is read here instead of counted.
-export const productCounts = pgTable('product_counts', {
-  category: text('category').primaryKey(),
-  live: integer('live').notNull(),
-})
+// Live products per category, kept by triggers (migrations 0004 and 0010): the list's
+// total without a filter, or with only a category, is a sum here instead of a count. Each
+// category's count is spread over stripes (one per database session, modulo 16), so
+// concurrent writes in one category do not queue on one row's lock until they commit.
+export const productCounts = pgTable(
+  'product_counts',
+  {
+    category: text('category').notNull(),
+    stripe: smallint('stripe').notNull().default(0),
+    live: integer('live').notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.category, table.stripe] })],
+)
 
 export const roles = pgEnum('role', ['user', 'admin'])
 

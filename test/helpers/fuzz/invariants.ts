@@ -57,9 +57,10 @@ async function productProblems(db: Database): Promise<string[]> {
   for (const row of await db.select().from(products).where(isNull(products.deletedAt))) {
     live.set(row.category, (live.get(row.category) ?? 0) + 1)
   }
-  const counted = new Map(
-    (await db.select().from(productCounts)).map((row) => [row.category, row.live]),
-  )
+  const counted = new Map<string, number>()
+  for (const row of await db.select().from(productCounts)) {
+    counted.set(row.category, (counted.get(row.category) ?? 0) + row.live)
+  }
   for (const category of new Set([...live.keys(), ...counted.keys()])) {
     if ((live.get(category) ?? 0) !== (counted.get(category) ?? 0)) {
       problems.push(
