@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 
 /**
@@ -28,16 +28,20 @@ declare module 'fastify' {
 /** Successful GETs carry an ETag; a request that already holds it gets 304 and no body. */
 async function etagPlugin(app: FastifyInstance) {
   app.decorateReply('taggedBody', undefined)
-  app.addHook('onSend', async (request, reply, payload) => {
-    const cacheable = request.method === 'GET' || request.method === 'HEAD'
-    if (!cacheable || reply.statusCode !== 200) return payload
-    if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload
-    const tag = tagOf(reply.taggedBody ?? payload)
-    reply.header('etag', tag)
-    if (!holdsTag(request.headers['if-none-match'], tag)) return payload
-    reply.code(304)
-    return ''
+  app.addHook('onSend', (request, reply, payload, done) => {
+    done(null, withEtag(request, reply, payload))
   })
 }
 
 export const etag = fp(etagPlugin, { name: 'etag' })
+
+function withEtag(request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
+  const cacheable = request.method === 'GET' || request.method === 'HEAD'
+  if (!cacheable || reply.statusCode !== 200) return payload
+  if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload
+  const tag = tagOf(reply.taggedBody ?? payload)
+  reply.header('etag', tag)
+  if (!holdsTag(request.headers['if-none-match'], tag)) return payload
+  reply.code(304)
+  return ''
+}

@@ -12,8 +12,9 @@ export function requestIdFrom(request: IncomingMessage): string {
 }
 
 async function requestIdPlugin(app: FastifyInstance) {
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id)
+    done()
   })
 }
 
