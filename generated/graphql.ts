@@ -1,5 +1,6 @@
 import type { GraphQLResolveInfo } from 'graphql';
-import type { MessageRow, UserRow, PostRow } from '../src/db/schema.js';
+import type { Message as MessageModel } from '../src/domains/chat/messages-repository.js';
+import type { UserRow, PostRow } from '../src/db/schema.js';
 import type { UserStatus as UserStatusModel } from '../src/domains/presence/presence-topics.js';
 import type { Order as OrderModel, OrderItem as OrderItemModel } from '../src/domains/orders/orders-repository.js';
 import type { Notification as NotificationModel } from '../src/domains/notifications/notifications-topics.js';
@@ -343,7 +344,7 @@ export type ResolversTypes = {
   Float: ResolverTypeWrapper<Scalars['Float']['output']>;
   ID: ResolverTypeWrapper<Scalars['ID']['output']>;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
-  Message: ResolverTypeWrapper<MessageRow>;
+  Message: ResolverTypeWrapper<MessageModel>;
   Metrics: ResolverTypeWrapper<Metrics>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Notification: ResolverTypeWrapper<NotificationModel>;
@@ -364,7 +365,7 @@ export type ResolversParentTypes = {
   Float: Scalars['Float']['output'];
   ID: Scalars['ID']['output'];
   Int: Scalars['Int']['output'];
-  Message: MessageRow;
+  Message: MessageModel;
   Metrics: Metrics;
   Mutation: Record<PropertyKey, never>;
   Notification: NotificationModel;

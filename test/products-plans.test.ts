@@ -3,7 +3,7 @@ import { drizzle } from 'drizzle-orm/postgres-js'
 import postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { seedProducts } from '../bench/seed.js'
-import { type Database, rowsOf } from '../src/db/client.js'
+import type { Database } from '../src/db/client.js'
 import * as schema from '../src/db/schema.js'
 import { products } from '../src/db/schema.js'
 import {
@@ -11,28 +11,17 @@ import {
   type ProductsRepository,
 } from '../src/domains/catalog/products-repository.js'
 import { type Backend, backends, type TestDatabase } from './helpers/backends.js'
-
-interface PlanNode {
-  'Node Type': string
-  'Relation Name'?: string
-  'Index Name'?: string
-  Plans?: PlanNode[]
-}
-
-const flatten = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(flatten)]
+import { type PlanNode, planNodesOf } from './helpers/plans.js'
 
 // The plans the planner picks on 100k products, checked by their shape, never by time.
 describe.each(backends)('query plans on 100k products on $name', (backend) => {
   let testDatabase: TestDatabase
   let repository: ProductsRepository
 
-  const scansOf = async (query: Parameters<typeof sql>[1]) => {
-    const result = await testDatabase.database.db.execute(sql`explain (format json) ${query}`)
-    const rows = rowsOf<Record<string, unknown>>(result)
-    const plan = Object.values(rows[0] ?? {})[0]
-    const [{ Plan }] = (typeof plan === 'string' ? JSON.parse(plan) : plan) as [{ Plan: PlanNode }]
-    return flatten(Plan).filter((node) => node['Relation Name'] !== undefined)
-  }
+  const scansOf = async (query: Parameters<typeof planNodesOf>[1]) =>
+    (await planNodesOf(testDatabase.database.db, query)).filter(
+      (node) => node['Relation Name'] !== undefined,
+    )
   const on = (scans: PlanNode[], table: string) =>
     scans.filter((scan) => scan['Relation Name'] === table)
 

@@ -337,7 +337,6 @@ export type EmailRow = typeof emails.$inferSelect
 export type UploadRow = typeof uploads.$inferSelect
 export type RefreshTokenRow = typeof refreshTokens.$inferSelect
 export type PostRow = typeof posts.$inferSelect
-export type MessageRow = typeof messages.$inferSelect
 export type OutboxRow = typeof outbox.$inferSelect
 export type OrderRow = typeof orders.$inferSelect
 export type OrderItemRow = typeof orderItems.$inferSelect

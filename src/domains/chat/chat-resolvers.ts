@@ -1,7 +1,7 @@
 import { followTopic } from '../../graphql/subscriptions.js'
 import type { EventBus } from '../../platform/events.js'
 import type { DomainResolvers } from '../module.js'
-import { chatTopics, fromMessageEvent, type MessageAddedEvent } from './chat-topics.js'
+import { chatTopics, type MessageAddedEvent } from './chat-topics.js'
 import type { MessagesService } from './messages-service.js'
 
 export function createChatResolvers(
@@ -10,8 +10,7 @@ export function createChatResolvers(
 ) {
   return {
     Message: {
-      id: (row) => String(row.id),
-      createdAt: (row) => row.createdAt.toISOString(),
+      id: (message) => String(message.id),
     },
     Query: {
       messages: (_root, args) => messages.list(args),
@@ -29,7 +28,7 @@ export function createChatResolvers(
             context,
           )
         },
-        resolve: (event: MessageAddedEvent) => fromMessageEvent(event.messageAdded),
+        resolve: (event: MessageAddedEvent) => event.messageAdded,
       },
     },
   } satisfies DomainResolvers

@@ -1,5 +1,5 @@
-import type { MessageRow } from '../../db/schema.js'
 import { type Topic, topicSegment } from '../../platform/events.js'
+import type { Message } from './messages-repository.js'
 
 /**
  * A chat's messages are published on a topic of their own, so an event costs work only
@@ -11,14 +11,7 @@ export const chatTopics = {
   everyMessageAdded: 'chat/+/messageAdded' as Topic<MessageAddedEvent>,
 }
 
-/** A message as the outbox stores and the bus carries it: JSON, so its time as text. */
-export type MessageEvent = Omit<MessageRow, 'createdAt'> & { createdAt: string }
-
+/** A message as the outbox stores it and the bus carries it. */
 export interface MessageAddedEvent {
-  messageAdded: MessageEvent
+  messageAdded: Message
 }
-
-export const fromMessageEvent = (event: MessageEvent): MessageRow => ({
-  ...event,
-  createdAt: new Date(event.createdAt),
-})

@@ -1,10 +1,9 @@
-import type { MessageRow } from '../../db/schema.js'
 import type { Principal } from '../../platform/access-tokens.js'
 import { assertValidFields, unauthenticated } from '../../platform/errors.js'
 import { isStorableText, readableTextProblem, rowIdOf } from '../../platform/input-rules.js'
 import type { Outbox } from '../../platform/outbox.js'
-import { chatTopics, fromMessageEvent } from './chat-topics.js'
-import type { MessagesRepository } from './messages-repository.js'
+import { chatTopics } from './chat-topics.js'
+import type { Message, MessagesRepository } from './messages-repository.js'
 
 export const LIMITS = {
   text: { min: 1, max: 4000 },
@@ -51,7 +50,7 @@ export function createMessagesService({ messages, outbox, accounts }: Dependenci
      * answers it. While the bus is away the message is stored and answered all the same;
      * its event goes out when the bus is back.
      */
-    async send(input: SendMessage, principal: Principal | null): Promise<MessageRow> {
+    async send(input: SendMessage, principal: Principal | null): Promise<Message> {
       assertValidFields({
         text: textProblem(input.text, LIMITS.text),
         author: principal ? undefined : textProblem(input.author, LIMITS.author),
@@ -61,7 +60,7 @@ export function createMessagesService({ messages, outbox, accounts }: Dependenci
       const topic = chatTopics.messageAdded(input.chatId)
       const pending = await messages.insertWithEvent({ ...input, author }, topic)
       await outbox.publish([pending])
-      return fromMessageEvent(pending.payload.messageAdded)
+      return pending.payload.messageAdded
     },
 
     /** Refuses to follow a chat no message can be in; any other chat, or every one, may be. */
@@ -70,7 +69,7 @@ export function createMessagesService({ messages, outbox, accounts }: Dependenci
     },
 
     /** The newest `limit` messages, oldest first; `before` pages back. */
-    async list({ chatId, limit, before }: ListMessages): Promise<MessageRow[]> {
+    async list({ chatId, limit, before }: ListMessages): Promise<Message[]> {
       const pageSize = limit ?? 100
       const beforeId = before == null ? undefined : rowIdOf(before)
       const validPageSize =

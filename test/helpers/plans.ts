@@ -1,0 +1,25 @@
+import { type SQL, sql } from 'drizzle-orm'
+import { type Database, rowsOf } from '../../src/db/client.js'
+
+export interface PlanNode {
+  'Node Type': string
+  'Relation Name'?: string
+  'Index Name'?: string
+  Plans?: PlanNode[]
+}
+
+const flatten = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(flatten)]
+
+/** Every node of the plan Postgres picks for a statement, outermost first. */
+export async function planNodesOf(
+  db: Database,
+  query: SQL | { getSQL(): SQL },
+): Promise<PlanNode[]> {
+  const rows = rowsOf<Record<string, unknown>>(
+    await db.execute(sql`explain (format json) ${query}`),
+  )
+  const plan = Object.values(rows[0] ?? {})[0]
+  // postgres.js parses the JSON; PGlite gives its text.
+  const [{ Plan }] = (typeof plan === 'string' ? JSON.parse(plan) : plan) as [{ Plan: PlanNode }]
+  return flatten(Plan)
+}
