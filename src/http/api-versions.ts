@@ -64,10 +64,12 @@ export function negotiateVersion(signals: VersionSignals): ApiVersion {
   if (signals.header !== undefined) {
     named.push(['api-version', known(headerVersion(signals.header), 'api-version')])
   }
-  // Most clients accept plain JSON or anything: no vendor type, nothing to parse.
-  const accepted = signals.accept?.includes('vnd.') ? acceptedVersion(signals.accept) : undefined
+  // Most clients accept and send plain JSON: no vendor type, nothing to parse.
+  const { accept, contentType } = signals
+  const accepted = accept && mayNameVendorType(accept) ? acceptedVersion(accept) : undefined
   if (accepted !== undefined) named.push(['Accept', accepted])
-  const sentAs = vendorVersionOf(signals.contentType)
+  const sentAs =
+    contentType && mayNameVendorType(contentType) ? vendorVersionOf(contentType) : undefined
   if (sentAs !== undefined) named.push(['Content-Type', known(sentAs, 'Content-Type')])
 
   const [first] = named
@@ -80,6 +82,8 @@ export function negotiateVersion(signals: VersionSignals): ApiVersion {
   }
   return first[1]
 }
+
+const mayNameVendorType = (header: string) => /vnd\./i.test(header)
 
 function known(version: number | string, where: string): ApiVersion {
   if (typeof version === 'number' && isApiVersion(version)) return version

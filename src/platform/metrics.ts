@@ -62,6 +62,18 @@ export function createServiceMetrics({ now = Date.now } = {}) {
     labelNames: ['field'],
     registers: [registry],
   })
+  // Bound once per method, route pattern and status (a set the routes bound): prom-client
+  // would otherwise sort and join the labels of every observation.
+  const boundDurations = new Map<string, Histogram.Internal<string>>()
+  const durationsOf = (method: string, route: string, statusCode: number) => {
+    const key = `${method} ${statusCode} ${route}`
+    let bound = boundDurations.get(key)
+    if (!bound) {
+      bound = durations.labels({ method, route, status_code: statusCode })
+      boundDurations.set(key, bound)
+    }
+    return bound
+  }
   const requests = slidingRequestCount(now)
   const loopDelay = monitorEventLoopDelay({ resolution: 10 })
   loopDelay.enable()
@@ -71,7 +83,7 @@ export function createServiceMetrics({ now = Date.now } = {}) {
     registry,
 
     observeRequest(method: string, route: string, statusCode: number, seconds: number) {
-      durations.observe({ method, route, status_code: statusCode }, seconds)
+      durationsOf(method, route, statusCode).observe(seconds)
       requests.add()
     },
 
