@@ -64,12 +64,11 @@ export function negotiateVersion(signals: VersionSignals): ApiVersion {
   if (signals.header !== undefined) {
     named.push(['api-version', known(headerVersion(signals.header), 'api-version')])
   }
-  // Most clients accept and send plain JSON: no vendor type, nothing to parse.
-  const { accept, contentType } = signals
+  // Most clients accept plain JSON or anything: no vendor type, nothing to parse.
+  const { accept } = signals
   const accepted = accept && mayNameVendorType(accept) ? acceptedVersion(accept) : undefined
   if (accepted !== undefined) named.push(['Accept', accepted])
-  const sentAs =
-    contentType && mayNameVendorType(contentType) ? vendorVersionOf(contentType) : undefined
+  const sentAs = vendorVersionOf(signals.contentType)
   if (sentAs !== undefined) named.push(['Content-Type', known(sentAs, 'Content-Type')])
 
   const [first] = named
@@ -99,7 +98,8 @@ const headerVersion = (header: string | string[]) => {
 
 /** The version of a vendor media type (`application/vnd.catalog.v2+json`), if it is one. */
 export function vendorVersionOf(mediaType: string | undefined): number | undefined {
-  if (!mediaType) return undefined
+  // Most requests send plain JSON: no vendor type, nothing to parse.
+  if (!mediaType || !mayNameVendorType(mediaType)) return undefined
   const match = VENDOR_TYPE.exec(mediaType.split(';', 1)[0]?.trim() ?? '')
   return match ? Number(match[1]) : undefined
 }

@@ -15,6 +15,7 @@ import {
   pathPrefixOf,
   splitVersionPrefix,
   V1_DEPRECATED_AT,
+  vendorVersionOf,
 } from './api-versions.js'
 import { inVersionTwoEnvelope, RESPONSE_META_FIELDS, versionTwoEnvelope } from './envelopes.js'
 
@@ -74,14 +75,12 @@ function deprecationHeaders({ at, migrationUrl }: NonNullable<Config['v1Sunset']
   }
 }
 
-const VENDOR_TYPE = /^\s*application\/vnd\.catalog\.v[0-9]+\+json/i
-
 /** A body sent as the vendor media type is JSON, and is parsed and validated as such. */
 function sendAsJson(request: FastifyRequest) {
   const contentType = request.raw.headers['content-type']
-  if (contentType && VENDOR_TYPE.test(contentType)) {
-    request.raw.headers['content-type'] = contentType.replace(VENDOR_TYPE, 'application/json')
-  }
+  if (contentType === undefined || vendorVersionOf(contentType) === undefined) return
+  // The type is all before the first `;`; the parameters (a charset) stay.
+  request.raw.headers['content-type'] = contentType.replace(/^[^;]*/, 'application/json')
 }
 
 type ResponseSchemas = Record<string, { content?: Record<string, { schema?: object }> }>
