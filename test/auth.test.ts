@@ -1,7 +1,8 @@
 import { eq } from 'drizzle-orm'
 import { createSigner, createVerifier } from 'fast-jwt'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { users } from '../src/db/schema.js'
+import { createAccessTokens } from '../src/platform/access-tokens.js'
 import type { ApiResponse } from './helpers/api.js'
 import { backends } from './helpers/backends.js'
 import {
@@ -432,5 +433,29 @@ describe.each(backends)('auth on $name', (backend) => {
         await bare.close()
       }
     })
+  })
+})
+
+describe('the cache of verified access tokens', () => {
+  const tokens = createAccessTokens({ secret: testEnvironment.JWT_SECRET, ttlSeconds: 60 })
+  afterEach(() => {
+    vi.useRealTimers()
+  })
+
+  it('refuses a token it verified once, after the token expires', () => {
+    vi.useFakeTimers({ now: Date.now() })
+    const token = tokens.sign({ userId: 7, role: 'user' })
+    expect(tokens.verify(token)).toEqual({ userId: 7, role: 'user' })
+    vi.advanceTimersByTime(61_000)
+    expect(() => tokens.verify(token)).toThrow(/invalid or expired/)
+  })
+
+  it('refuses a token one character away from one it verified', () => {
+    const token = tokens.sign({ userId: 7, role: 'admin' })
+    expect(tokens.verify(token).role).toBe('admin')
+    const at = token.length - 10 // inside the signature, clear of base64's padding bits
+    const other = token[at] === 'A' ? 'B' : 'A'
+    const forged = `${token.slice(0, at)}${other}${token.slice(at + 1)}`
+    expect(() => tokens.verify(forged)).toThrow(/invalid or expired/)
   })
 })
