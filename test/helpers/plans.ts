@@ -1,5 +1,5 @@
 import { type SQL, sql } from 'drizzle-orm'
-import { type Database, rowsOf } from '../../src/db/client.js'
+import { type Executor, rowsOf } from '../../src/db/client.js'
 
 export interface PlanNode {
   'Node Type': string
@@ -12,7 +12,7 @@ const flatten = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).fla
 
 /** Every node of the plan Postgres picks for a statement, outermost first. */
 export async function planNodesOf(
-  db: Database,
+  db: Executor,
   query: SQL | { getSQL(): SQL },
 ): Promise<PlanNode[]> {
   const rows = rowsOf<Record<string, unknown>>(
