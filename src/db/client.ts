@@ -1,4 +1,4 @@
-import type { Logger } from 'drizzle-orm'
+import { fillPlaceholders, type Logger } from 'drizzle-orm'
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
 import { migrationsPath } from '../paths.js'
 import type * as schema from './schema.js'
@@ -11,6 +11,29 @@ export type Executor = Database | Transaction
 /** The rows of `db.execute`: postgres.js answers them as an array, PGlite in `rows`. */
 export function rowsOf<Row>(result: unknown): Row[] {
   return (Array.isArray(result) ? result : (result as { rows: Row[] }).rows) as Row[]
+}
+
+/** The driver under drizzle: postgres.js, or PGlite. */
+type Driver =
+  | { unsafe(text: string, params: unknown[], options: { prepare: true }): PromiseLike<unknown[]> }
+  | { query(text: string, params: unknown[]): Promise<{ rows: unknown[] }> }
+
+/**
+ * A read that runs often, built by drizzle from the schema once, prepared, and answered
+ * as the driver's rows: keyed by the columns' aliases, valued as the driver reads them.
+ * Drizzle's mapping of every row, field by field, was a tenth of the CPU of a list of 50.
+ */
+export function prepareRead<Row>(
+  db: Database,
+  query: { toSQL(): { sql: string; params: unknown[] } },
+): (values: Record<string, unknown>) => Promise<Row[]> {
+  const { sql: text, params } = query.toSQL()
+  const driver = (db as unknown as { $client: Driver }).$client
+  const run =
+    'unsafe' in driver
+      ? (values: unknown[]) => driver.unsafe(text, values, { prepare: true })
+      : async (values: unknown[]) => (await driver.query(text, values)).rows
+  return async (values) => (await run(fillPlaceholders(params, values))) as Row[]
 }
 
 export interface DatabaseHandle {

@@ -1,5 +1,5 @@
 import { and, desc, gte, lt, lte, type Placeholder, sql } from 'drizzle-orm'
-import type { Executor } from '../../db/client.js'
+import { type Database, prepareRead } from '../../db/client.js'
 import { isoInstant } from '../../db/iso-instant.js'
 import { messages, outbox } from '../../db/schema.js'
 import type { Topic } from '../../platform/events.js'
@@ -24,7 +24,7 @@ export interface MessageQuery {
   limit: number
 }
 
-export function createMessagesRepository(db: Executor) {
+export function createMessagesRepository(db: Database) {
   const insertWithEvent = prepareInsertWithEvent(db)
   const newestStatements = prepareNewest(db)
   return {
@@ -44,7 +44,7 @@ export function createMessagesRepository(db: Executor) {
 
     /** The newest `limit` matching messages, newest first. */
     newest(query: MessageQuery): Promise<Message[]> {
-      return newestStatements[shapeOf(query)].execute({ ...query })
+      return newestStatements[shapeOf(query)]({ ...query })
     },
 
     /** The statement behind newest, unprepared, for EXPLAIN. */
@@ -74,25 +74,25 @@ const shapeOf = ({ chatId, beforeId }: MessageQuery): Shape =>
  * generic plan may read the primary key backwards, through a busy chat's messages, to
  * find a quiet chat's 50.
  */
-function prepareNewest(db: Executor) {
+function prepareNewest(db: Database) {
   const placeholders = {
     chatId: sql.placeholder('chatId'),
     beforeId: sql.placeholder('beforeId'),
     limit: sql.placeholder('limit'),
   }
-  const prepared = (shape: Shape, query: MessageQuery) =>
-    newestQuery(db, query, placeholders).prepare(`messages_newest_${shape}`)
+  const prepared = (query: MessageQuery) =>
+    prepareRead<Message>(db, newestQuery(db, query, placeholders))
   return {
-    all: prepared('all', { limit: 0 }),
-    allBefore: prepared('allBefore', { beforeId: 0, limit: 0 }),
-    chat: prepared('chat', { chatId: '', limit: 0 }),
-    chatBefore: prepared('chatBefore', { chatId: '', beforeId: 0, limit: 0 }),
+    all: prepared({ limit: 0 }),
+    allBefore: prepared({ beforeId: 0, limit: 0 }),
+    chat: prepared({ chatId: '', limit: 0 }),
+    chatBefore: prepared({ chatId: '', beforeId: 0, limit: 0 }),
   }
 }
 
 /** The list for a query's shape, with its values, or with placeholders standing in for them. */
 function newestQuery(
-  db: Executor,
+  db: Database,
   { chatId, beforeId, limit }: MessageQuery,
   placeholders?: Record<keyof MessageQuery, Placeholder>,
 ) {
@@ -101,10 +101,10 @@ function newestQuery(
   return db
     .select({
       id: messages.id,
-      chatId: messages.chatId,
+      chatId: sql<string>`${messages.chatId}`.as('chatId'),
       text: messages.text,
       author: messages.author,
-      createdAt: isoInstant(messages.createdAt),
+      createdAt: isoInstant(messages.createdAt).as('createdAt'),
     })
     .from(messages)
     .where(filterOf(chat, before))
@@ -129,7 +129,7 @@ function filterOf(chat: Value<string> | undefined, before: Value<number> | undef
  * as drizzle prepares only a select: Postgres runs `message` though nothing selects it,
  * and `event` reads its row.
  */
-function prepareInsertWithEvent(db: Executor) {
+function prepareInsertWithEvent(db: Database) {
   const placeholder = sql.placeholder
   const message = db
     .$with('message', { id: sql<number>`id`.as('id') })
