@@ -3,7 +3,7 @@
 // with the CPU time it cost, the resident memory, and stop it. Plain JavaScript, so it runs
 // after `npm ci --omit=dev`.
 //
-//   node tools/smoke.mjs [--runs=N] [command…]    (default command: node dist/src/server.js)
+//   node tools/smoke.mjs [--runs=N] [command…]    (default command: package.json's start script)
 //
 // With --runs, the figures are medians over N starts: `node tools/smoke.mjs --runs=5
 // node --import tsx src/server.ts` measures the TypeScript entry point the same way.
@@ -16,7 +16,9 @@ const args = process.argv.slice(2)
 const runsArg = args.find((arg) => arg.startsWith('--runs='))
 const runs = runsArg ? Number(runsArg.slice('--runs='.length)) : 1
 const command = args.filter((arg) => arg !== runsArg)
-const [file, ...fileArgs] = command.length > 0 ? command : ['node', 'dist/src/server.js']
+// The start script itself, so that its Node flags are checked on the Node that runs this.
+const startCommand = () => JSON.parse(readFileSync('package.json', 'utf8')).scripts.start.split(' ')
+const [file, ...fileArgs] = command.length > 0 ? command : startCommand()
 
 const freePort = () =>
   new Promise((resolve, reject) => {
