@@ -450,6 +450,29 @@ describe('the cache of verified access tokens', () => {
     expect(() => tokens.verify(token)).toThrow(/invalid or expired/)
   })
 
+  it('is created without a process warning', () => {
+    const warnings = vi.spyOn(process, 'emitWarning')
+    try {
+      createAccessTokens({ secret: testEnvironment.JWT_SECRET, ttlSeconds: 60 })
+      expect(warnings).not.toHaveBeenCalled()
+    } finally {
+      warnings.mockRestore()
+    }
+  })
+
+  it('answers each token with its own caller when more tokens pass than it keeps', () => {
+    const signed = Array.from({ length: 1500 }, (_, index) =>
+      tokens.sign({ userId: index + 1, role: index % 2 ? 'admin' : 'user' }),
+    )
+    for (const token of signed) tokens.verify(token)
+    for (const [index, token] of signed.entries()) {
+      expect(tokens.verify(token)).toEqual({
+        userId: index + 1,
+        role: index % 2 ? 'admin' : 'user',
+      })
+    }
+  })
+
   it('refuses a token one character away from one it verified', () => {
     const token = tokens.sign({ userId: 7, role: 'admin' })
     expect(tokens.verify(token).role).toBe('admin')
