@@ -27,7 +27,7 @@ import { rateLimits } from './platform/rate-limit.js'
 import { createReadCache } from './platform/read-cache.js'
 import type { RedisConnections } from './platform/redis.js'
 import { requestIdFrom, requestIdHeader } from './platform/request-id.js'
-import { RequestLog } from './platform/request-log.js'
+import { RequestLog, requestLoggerFactory } from './platform/request-log.js'
 import { routeTable } from './platform/route-table.js'
 import { securityHeaders } from './platform/security-headers.js'
 import { createValidatorCompiler } from './platform/validation.js'
@@ -53,6 +53,7 @@ export async function buildApp(deps: AppDependencies, config: Config) {
     genReqId: requestIdFrom,
     rewriteUrl: versions.rewriteUrl,
     logController: new RequestLog(),
+    childLoggerFactory: requestLoggerFactory,
     requestIdHeader: false,
     // Requests still arriving on open connections while the server closes are served
     // (see graceful-close.ts): Fastify's 503 would not be in the error envelope.

@@ -1,19 +1,93 @@
-import { type FastifyReply, type FastifyRequest, LogController } from 'fastify'
+import {
+  type FastifyBaseLogger,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from 'fastify'
+import type { Bindings, ChildLoggerOptions } from 'pino'
 
 /**
  * One line per request, when it is answered, instead of Fastify's two (one on arrival,
  * one on completion): the same facts, the method and path included, at half the cost.
+ * It is written by the server's logger with the request id, so that a request whose
+ * handler logs nothing never needs a logger of its own (see requestLoggerFactory).
  */
 export class RequestLog extends LogController {
   override incomingRequest() {}
 
   override requestCompleted(error: Error | null, request: FastifyRequest, reply: FastifyReply) {
     const line = {
+      reqId: request.id,
       req: request,
       res: reply,
       responseTime: reply.elapsedTime,
     }
-    if (error) reply.log.error({ ...line, err: error }, 'request errored')
-    else reply.log.info(line, 'request completed')
+    if (error) request.server.log.error({ ...line, err: error }, 'request errored')
+    else request.server.log.info(line, 'request completed')
+  }
+}
+
+/**
+ * Fastify's `childLoggerFactory`: each request's logger (with its request id) is made
+ * when the request first logs. Making pino's child up front, its log methods rebound and
+ * its bindings serialized, was 2% of the CPU of a request that then logged nothing else.
+ */
+export function requestLoggerFactory(
+  logger: FastifyBaseLogger,
+  bindings: Bindings,
+  options: ChildLoggerOptions,
+): FastifyBaseLogger {
+  // A route's own level or serializers need the real child at once.
+  for (const _ in options) return logger.child(bindings, options)
+  return new RequestLogger(logger, bindings) as unknown as FastifyBaseLogger
+}
+
+type LogArguments = [unknown, ...unknown[]]
+
+class RequestLogger {
+  #parent: FastifyBaseLogger
+  #bindings: Bindings
+  #made: FastifyBaseLogger | undefined
+
+  constructor(parent: FastifyBaseLogger, bindings: Bindings) {
+    this.#parent = parent
+    this.#bindings = bindings
+  }
+
+  get #logger(): FastifyBaseLogger {
+    this.#made ??= this.#parent.child(this.#bindings)
+    return this.#made
+  }
+
+  get level() {
+    return (this.#made ?? this.#parent).level
+  }
+  set level(level: string) {
+    this.#logger.level = level
+  }
+
+  child(bindings: Bindings, options?: ChildLoggerOptions) {
+    return this.#logger.child(bindings, options)
+  }
+  fatal(...args: LogArguments) {
+    this.#logger.fatal(...(args as Parameters<FastifyBaseLogger['fatal']>))
+  }
+  error(...args: LogArguments) {
+    this.#logger.error(...(args as Parameters<FastifyBaseLogger['error']>))
+  }
+  warn(...args: LogArguments) {
+    this.#logger.warn(...(args as Parameters<FastifyBaseLogger['warn']>))
+  }
+  info(...args: LogArguments) {
+    this.#logger.info(...(args as Parameters<FastifyBaseLogger['info']>))
+  }
+  debug(...args: LogArguments) {
+    this.#logger.debug(...(args as Parameters<FastifyBaseLogger['debug']>))
+  }
+  trace(...args: LogArguments) {
+    this.#logger.trace(...(args as Parameters<FastifyBaseLogger['trace']>))
+  }
+  silent(...args: LogArguments) {
+    this.#logger.silent(...(args as Parameters<FastifyBaseLogger['silent']>))
   }
 }
