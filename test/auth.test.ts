@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm'
 import { createSigner, createVerifier } from 'fast-jwt'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { users } from '../src/db/schema.js'
-import { createAccessTokens } from '../src/platform/access-tokens.js'
+import { bearerTokenOf, createAccessTokens } from '../src/platform/access-tokens.js'
 import type { ApiResponse } from './helpers/api.js'
 import { backends } from './helpers/backends.js'
 import {
@@ -433,6 +433,26 @@ describe.each(backends)('auth on $name', (backend) => {
         await bare.close()
       }
     })
+  })
+})
+
+describe('the bearer token of an Authorization header', () => {
+  it.each(['Bearer abc.def', 'bearer abc.def', 'BEARER abc.def'])('is read from %j', (header) => {
+    expect(bearerTokenOf(header)).toBe('abc.def')
+  })
+
+  it.each([
+    undefined,
+    '',
+    'Bearer',
+    'Bearer ',
+    'Bearer  abc',
+    'Bearer abc def',
+    ' Bearer abc',
+    'Basic abc',
+    'Bearerabc',
+  ])('is not read from %j', (header) => {
+    expect(bearerTokenOf(header)).toBeUndefined()
   })
 })
 

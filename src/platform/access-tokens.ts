@@ -17,9 +17,10 @@ export interface AccessTokenSettings {
 
 /** The token of an `Authorization: Bearer <token>` header; undefined for any other form. */
 export function bearerTokenOf(header: string | undefined): string | undefined {
-  const [scheme, token, ...rest] = header?.split(' ') ?? []
-  return scheme?.toLowerCase() === 'bearer' && token && rest.length === 0 ? token : undefined
+  return header === undefined ? undefined : BEARER.exec(header)?.[1]
 }
+
+const BEARER = /^bearer ([^ ]+)$/i
 
 export function createAccessTokens({ secret, ttlSeconds }: AccessTokenSettings) {
   const signer = createSigner({ key: secret, algorithm: 'HS256', expiresIn: ttlSeconds * 1000 })

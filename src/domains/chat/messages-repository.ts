@@ -34,10 +34,10 @@ export function createMessagesRepository(db: Database) {
      * is the message as subscribers receive it, and as the sender is answered.
      */
     async insertWithEvent(
-      message: NewMessage,
+      { chatId, text, author }: NewMessage,
       topic: Topic<MessageAddedEvent>,
     ): Promise<PendingEvent<MessageAddedEvent>> {
-      const [row] = await insertWithEvent.execute({ ...message, topic })
+      const [row] = await insertWithEvent.execute({ chatId, text, author, topic })
       if (!row) throw new Error('INSERT … RETURNING gave no row')
       return { id: Number(row.id), topic, payload: row.payload }
     },

@@ -58,7 +58,8 @@ export function createMessagesService({ messages, outbox, accounts }: Dependenci
       })
       const author = await authorOf(input.author, principal)
       const topic = chatTopics.messageAdded(input.chatId)
-      const pending = await messages.insertWithEvent({ ...input, author }, topic)
+      const { text, chatId } = input
+      const pending = await messages.insertWithEvent({ text, chatId, author }, topic)
       await outbox.publish([pending])
       return pending.payload.messageAdded
     },
