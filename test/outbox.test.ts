@@ -1,11 +1,11 @@
-import { eq } from 'drizzle-orm'
+import { count, eq } from 'drizzle-orm'
 import { pino } from 'pino'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { outbox as outboxTable } from '../src/db/schema.js'
 import { chatTopics, type MessageAddedEvent } from '../src/domains/chat/chat-topics.js'
 import { createOutbox } from '../src/platform/outbox.js'
 import { backends } from './helpers/backends.js'
-import { collect, subscriptionsActive, wsClient } from './helpers/graphql.js'
+import { collect, graphql, subscriptionsActive, wsClient } from './helpers/graphql.js'
 import { startServer, type TestServer } from './helpers/server.js'
 
 /**
@@ -107,6 +107,32 @@ describe.each(backends)('the outbox on $name', (backend) => {
       return row?.publishedAt
     }
     await expect.poll(publishedAt).toBeInstanceOf(Date)
+  })
+
+  it('marks the events it published after their commit, a batch at a time', async () => {
+    const sent = await Promise.all(
+      ['one', 'two', 'three'].map((text) =>
+        graphql(
+          server.baseUrl,
+          'mutation($text: String!) { sendMessage(text: $text, author: "a", chatId: "marked") { id } }',
+          { text },
+        ),
+      ),
+    )
+    expect(sent.map((response) => response.body.errors)).toEqual([undefined, undefined, undefined])
+    const unmarked = async () =>
+      (
+        await db()
+          .select({ publishedAt: outboxTable.publishedAt })
+          .from(outboxTable)
+          .where(eq(outboxTable.topic, chatTopics.messageAdded('marked')))
+      ).filter((row) => row.publishedAt === null).length
+    await expect.poll(unmarked).toBe(0)
+    const [{ events = 0 } = {}] = await db()
+      .select({ events: count() })
+      .from(outboxTable)
+      .where(eq(outboxTable.topic, chatTopics.messageAdded('marked')))
+    expect(events).toBe(3)
   })
 
   it('delivers in commit order, and an event published again reaches no subscriber twice', async () => {

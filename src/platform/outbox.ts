@@ -176,16 +176,20 @@ function publishedMarks(db: Database, log: FastifyBaseLogger) {
   let waiting = new Set<number>()
   let marking = new Set<number>()
   let timer: NodeJS.Timeout | undefined
+  // The ids go as one array: drizzle's IN list built a parameter apiece, a batch's
+  // hundreds of them, which was 2% of a sendMessage's CPU.
+  const markPublished = db
+    .update(outbox)
+    .set({ publishedAt: sql`now()` })
+    .where(sql`${outbox.id} = any(${sql.placeholder('ids')})`)
+    .prepare('outbox_mark_published')
 
   async function markWaiting() {
     if (waiting.size === 0) return
     marking = waiting
     waiting = new Set()
     try {
-      await db
-        .update(outbox)
-        .set({ publishedAt: sql`now()` })
-        .where(inArray(outbox.id, [...marking]))
+      await markPublished.execute({ ids: [...marking] })
     } catch (error) {
       log.warn({ err: error }, 'published events could not be marked; the relay will repeat them')
     } finally {
