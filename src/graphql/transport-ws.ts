@@ -1,8 +1,9 @@
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify'
-import { type ExecutionResult, execute, GraphQLError, type GraphQLSchema, subscribe } from 'graphql'
+import { type ExecutionResult, execute, GraphQLError, type GraphQLSchema } from 'graphql'
 import { CloseCode, makeServer } from 'graphql-ws'
 import type { WebSocket } from 'ws'
 import type { Admit } from './admission.js'
+import { createCompiledSubscriptions } from './compiled-subscriptions.js'
 import { beforeExecution, type ContextFactory, type GraphQLContext } from './context.js'
 import { toClientError } from './errors.js'
 import { LIMITS } from './limits.js'
@@ -55,6 +56,7 @@ function checked<Result>(context: GraphQLContext, run: () => Result): Result | E
 
 export function createTransportWsHandler(options: TransportWsOptions) {
   const { log } = options
+  const compiled = createCompiledSubscriptions()
   const server = makeServer<Record<string, unknown> | undefined, Extra>({
     connectionInitWaitTimeout: LIMITS.connectionInitMs,
     // Admitting here (budget, token limit, validation with the variables) turns a refusal
@@ -64,15 +66,18 @@ export function createTransportWsHandler(options: TransportWsOptions) {
       const { request, seat } = ctx.extra
       const admission = await options.admit(request, seat.caller, payload)
       if ('errors' in admission) return [...admission.errors]
+      const schema = options.schema()
+      compiled.admitted(schema, payload, admission.document)
       return {
-        schema: options.schema(),
+        schema,
         document: admission.document,
         operationName: payload.operationName,
         variableValues: admission.variables,
       }
     },
     execute: (args) => checked(args.contextValue as GraphQLContext, () => execute(args)),
-    subscribe: (args) => checked(args.contextValue as GraphQLContext, () => subscribe(args)),
+    subscribe: (args) =>
+      checked(args.contextValue as GraphQLContext, () => compiled.subscribe(args)),
     onConnect(ctx) {
       let principal: ReturnType<ContextFactory['principalOf']>
       try {
