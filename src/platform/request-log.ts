@@ -42,7 +42,8 @@ export function requestLoggerFactory(
   return new RequestLogger(logger, bindings) as unknown as FastifyBaseLogger
 }
 
-type LogArguments = [unknown, ...unknown[]]
+/** The methods a request's logger forwards, each to the logger made on its first call. */
+const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
 class RequestLogger {
   #parent: FastifyBaseLogger
@@ -69,25 +70,15 @@ class RequestLogger {
   child(bindings: Bindings, options?: ChildLoggerOptions) {
     return this.#logger.child(bindings, options)
   }
-  fatal(...args: LogArguments) {
-    this.#logger.fatal(...(args as Parameters<FastifyBaseLogger['fatal']>))
-  }
-  error(...args: LogArguments) {
-    this.#logger.error(...(args as Parameters<FastifyBaseLogger['error']>))
-  }
-  warn(...args: LogArguments) {
-    this.#logger.warn(...(args as Parameters<FastifyBaseLogger['warn']>))
-  }
-  info(...args: LogArguments) {
-    this.#logger.info(...(args as Parameters<FastifyBaseLogger['info']>))
-  }
-  debug(...args: LogArguments) {
-    this.#logger.debug(...(args as Parameters<FastifyBaseLogger['debug']>))
-  }
-  trace(...args: LogArguments) {
-    this.#logger.trace(...(args as Parameters<FastifyBaseLogger['trace']>))
-  }
-  silent(...args: LogArguments) {
-    this.#logger.silent(...(args as Parameters<FastifyBaseLogger['silent']>))
+
+  static {
+    for (const level of LEVELS) {
+      Object.defineProperty(RequestLogger.prototype, level, {
+        value(this: RequestLogger, ...args: unknown[]) {
+          const logger = this.#logger
+          Reflect.apply(logger[level], logger, args)
+        },
+      })
+    }
   }
 }
