@@ -8,6 +8,7 @@ import {
   subscribe,
 } from 'graphql'
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit'
+import { setNewest } from '../platform/newest-entries.js'
 
 /** Distinct subscription operations kept, compiled or counted; the oldest go first. */
 const KEPT = 1000
@@ -37,19 +38,13 @@ export function createCompiledSubscriptions() {
     const known = seen.get(key)
     if (known !== undefined && known !== 'once') return known
     if (known === undefined) {
-      remember(key, 'once')
+      setNewest(seen, key, 'once', KEPT)
       return 'once'
     }
     const compiled = compileQuery(schema, document, operationName)
     const result = isCompiledQuery(compiled) && compiled.subscribe ? compiled : 'interpreted'
-    remember(key, result)
+    setNewest(seen, key, result, KEPT)
     return result
-  }
-
-  function remember(key: string, value: CompiledQuery | 'once' | 'interpreted') {
-    seen.delete(key)
-    if (seen.size >= KEPT) seen.delete(seen.keys().next().value as string)
-    seen.set(key, value)
   }
 
   return {

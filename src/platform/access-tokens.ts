@@ -1,6 +1,7 @@
 import { createSigner, createVerifier } from 'fast-jwt'
 import type { components } from '../../generated/openapi.js'
 import { unauthenticated } from './errors.js'
+import { setNewest } from './newest-entries.js'
 
 export type Role = components['schemas']['Role']
 
@@ -80,8 +81,7 @@ function createVerifiedTokens(capacity: number) {
       return undefined
     },
     set(token: string, principal: Principal, expiresAt: number) {
-      if (entries.size >= capacity) entries.delete(entries.keys().next().value as string)
-      entries.set(token, { principal, expiresAt })
+      setNewest(entries, token, { principal, expiresAt }, capacity)
     },
   }
 }

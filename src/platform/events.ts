@@ -2,6 +2,7 @@ import type { EventEmitter } from 'node:events'
 import type { FastifyBaseLogger } from 'fastify'
 import mqemitter, { type Message, type MQEmitter } from 'mqemitter'
 import mqemitterRedis from 'mqemitter-redis'
+import { setNewest } from './newest-entries.js'
 import type { RedisConnections } from './redis.js'
 
 export interface LiveSubscriptionOptions {
@@ -176,10 +177,7 @@ function firstArrivalsOfEvents(remembered = 4096) {
       if (eventId == null) return true
       const first = firstMessages.get(eventId)
       if (first) return first === message
-      firstMessages.set(eventId, message)
-      if (firstMessages.size > remembered) {
-        firstMessages.delete(firstMessages.keys().next().value as number)
-      }
+      setNewest(firstMessages, eventId, message, remembered)
       return true
     },
   }
