@@ -29,11 +29,15 @@ export function prepareRead<Row>(
 ): (values: Record<string, unknown>) => Promise<Row[]> {
   const { sql: text, params } = query.toSQL()
   const driver = (db as unknown as { $client: Driver }).$client
-  const run =
-    'unsafe' in driver
-      ? (values: unknown[]) => driver.unsafe(text, values, { prepare: true })
-      : async (values: unknown[]) => (await driver.query(text, values)).rows
-  return async (values) => (await run(fillPlaceholders(params, values))) as Row[]
+  if ('query' in driver) {
+    return async (values) =>
+      (await driver.query(text, fillPlaceholders(params, values))).rows as Row[]
+  }
+  // Made and awaited in one function, the query lets its rows die young (see silence-watch.ts).
+  return async (values) => {
+    const rows = await driver.unsafe(text, fillPlaceholders(params, values), { prepare: true })
+    return rows as Row[]
+  }
 }
 
 export interface DatabaseHandle {

@@ -13,10 +13,11 @@ export class DatabaseDeadlineError extends Error {
 type Callback = (sql: Sql) => unknown
 
 /**
- * The client drizzle runs on, with a deadline on every statement. The server's
+ * The client drizzle runs on over TLS, with a deadline on every statement. The server's
  * statement_timeout ends statements that run long, but a database that has gone silent
  * (a hung host, a network that drops packets) answers nothing at all, and without a
- * deadline of its own the request would wait for it forever.
+ * deadline of its own the request would wait for it forever. Without TLS, the watch on
+ * each connection does this at less cost (see silence-watch.ts).
  */
 export function withDeadlines(sql: Sql, deadlineMs: number): Sql {
   return new Proxy(sql, {
@@ -46,8 +47,9 @@ function deadlined(pending: ReturnType<Sql['unsafe']>, deadlineMs: number) {
 }
 
 /**
- * The statements of a transaction have deadlines of their own; this one bounds its end,
- * COMMIT or ROLLBACK, which a silent database would otherwise leave pending.
+ * The statements of a transaction have deadlines of their own; these bound what
+ * postgres.js sends itself, BEGIN and then COMMIT or ROLLBACK, which a silent database
+ * would otherwise leave pending.
  */
 function transactionWithDeadline(
   begin: (...args: [...string[], Callback]) => Promise<unknown>,
@@ -55,21 +57,26 @@ function transactionWithDeadline(
   deadlineMs: number,
 ) {
   const callback = args.at(-1) as Callback
+  let started: () => void = () => {}
   let ended: () => void = () => {}
+  const callbackStarted = new Promise<void>((resolve) => {
+    started = resolve
+  })
   const callbackEnded = new Promise<void>((resolve) => {
     ended = resolve
   })
   const transaction = begin(...(args.slice(0, -1) as string[]), async (sql: Sql) => {
+    started()
     try {
       return await callback(withDeadlines(sql, deadlineMs))
     } finally {
       ended()
     }
   })
-  return Promise.race([
-    transaction,
-    callbackEnded.then(() => beforeDeadline(transaction, deadlineMs)),
-  ])
+  const bounds = beforeDeadline(callbackStarted, deadlineMs)
+    .then(() => callbackEnded)
+    .then(() => beforeDeadline(transaction, deadlineMs))
+  return Promise.race([transaction, bounds])
 }
 
 function beforeDeadline<T>(work: PromiseLike<T>, deadlineMs: number): Promise<T> {

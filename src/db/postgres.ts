@@ -5,6 +5,7 @@ import postgres from 'postgres'
 import { type Database, type DatabaseHandle, migrationsFolder, PLANNER_SETTINGS } from './client.js'
 import { withDeadlines } from './deadlines.js'
 import * as schema from './schema.js'
+import { silenceWatchedSockets } from './silence-watch.js'
 
 // Any constant shared by every instance: they take turns migrating.
 const MIGRATION_LOCK = 72_817_311
@@ -30,13 +31,20 @@ export async function openPostgres(
   timeoutMs: number,
   logger?: Logger,
 ): Promise<DatabaseHandle> {
+  const deadlineMs = timeoutMs + DEADLINE_GRACE_MS
   const client = postgres(url, {
     ...connectionOptions(timeoutMs),
     max: 10,
     connection: { ...PLANNER_SETTINGS, statement_timeout: timeoutMs },
-  })
+    socket: silenceWatchedSockets(deadlineMs),
+    // No query of postgres.js's own on each new connection (the array types, which no
+    // column here has): cut short by the watch, its rejection would go unhandled.
+    fetch_types: false,
+    // postgres.js documents `socket` but leaves it out of its types.
+  } as postgres.Options<Record<string, never>>)
   const db = drizzle({
-    client: withDeadlines(client, timeoutMs + DEADLINE_GRACE_MS),
+    // Through TLS the watch sees nothing: each statement then gets a deadline of its own.
+    client: client.options.ssl ? withDeadlines(client, deadlineMs) : client,
     schema,
     ...(logger && { logger }),
   })
