@@ -25,12 +25,14 @@ describe.each(backends)('query plans on 100k products on $name', (backend) => {
   const on = (scans: PlanNode[], table: string) =>
     scans.filter((scan) => scan['Relation Name'] === table)
 
+  // One statement seeds 100k rows: longer than the service lets a statement run, and on
+  // PGlite, with the other suites running beside it in CI, up to two minutes and more.
+  const SEEDING_MS = 300_000
   beforeAll(async () => {
-    // One statement seeds 100k rows: longer than the service lets a statement run.
-    testDatabase = await backend.open({ databaseTimeoutMs: 120_000 })
+    testDatabase = await backend.open({ databaseTimeoutMs: SEEDING_MS })
     await seedProducts(testDatabase.database.db, 100_000)
     repository = createProductsRepository(testDatabase.database.db)
-  }, 120_000)
+  }, SEEDING_MS)
   afterAll(() => testDatabase?.drop())
 
   it.each([
