@@ -125,7 +125,7 @@ export class SilenceWatchedSocket extends Socket {
   // The server answers in the order it was asked.
   #answered(type: number) {
     if (type === READY_FOR_QUERY) {
-      // A description cut short by an error is followed only by the Sync's answer.
+      // After an error the server skips to the next Sync: a Flush before it goes unanswered.
       while (this.#owed[0] === OWED_DESCRIPTION) this.#owed.shift()
       this.#owed.shift()
     } else if (DESCRIPTION_ENDS.has(type) && this.#owed[0] === OWED_DESCRIPTION) {
