@@ -1,9 +1,9 @@
 import { sql } from 'drizzle-orm'
 import postgresClient from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { openDatabase, rowsOf } from '../src/db/client.js'
-import { backends, type TestDatabase } from './helpers/backends.js'
-import { type TcpRelay, tcpRelay } from './helpers/tcp-relay.js'
+import { rowsOf } from '../src/db/client.js'
+import { backends } from './helpers/backends.js'
+import { type RelayedDatabase, relayedDatabase } from './helpers/relayed-database.js'
 
 /**
  * A connection lost in the middle of a transaction fails that transaction and nothing
@@ -17,38 +17,26 @@ const postgres = backends.find((backend) => backend.name === 'postgres')
 const POOL_SIZE = 10
 
 describe.runIf(postgres)('a connection lost in the middle of a transaction', () => {
-  let direct: TestDatabase
-  let relay: TcpRelay
-  let database: Awaited<ReturnType<typeof openDatabase>>
+  let relayed: RelayedDatabase
   let killer: ReturnType<typeof postgresClient>
   const uncaught: unknown[] = []
   const recordUncaught = (error: unknown) => uncaught.push(error)
 
   beforeAll(async () => {
     process.on('uncaughtExceptionMonitor', recordUncaught)
-    direct = await (postgres as NonNullable<typeof postgres>).open()
-    relay = await tcpRelay(direct.url as string)
-    const relayed = new URL(direct.url as string)
-    relayed.port = String(relay.port)
-    database = await openDatabase({
-      databaseUrl: relayed.href,
-      dataDir: 'unused',
-      databaseTimeoutMs: 300,
-    })
-    killer = postgresClient(direct.url as string, { max: 1, onnotice: () => {} })
+    relayed = await relayedDatabase(postgres as NonNullable<typeof postgres>, 300)
+    killer = postgresClient(relayed.direct.url as string, { max: 1, onnotice: () => {} })
   })
   afterAll(async () => {
     process.off('uncaughtExceptionMonitor', recordUncaught)
     await killer?.end({ timeout: 0 })
-    await database?.close()
-    await relay?.close()
-    await direct?.drop()
+    await relayed?.close()
   })
 
   /** Runs a transaction that waits in a statement until `lose` takes its connection. */
   async function transactionLosing(lose: (backendPid: number) => unknown) {
     let backendPid: number | undefined
-    const transaction = database.db.transaction(async (tx) => {
+    const transaction = relayed.database.db.transaction(async (tx) => {
       backendPid = rowsOf<{ pid: number }>(await tx.execute(sql`select pg_backend_pid() as pid`))[0]
         ?.pid
       await tx.execute(sql`select pg_sleep(0.25)`)
@@ -62,7 +50,7 @@ describe.runIf(postgres)('a connection lost in the middle of a transaction', () 
   async function everyConnectionServes() {
     const answers = await Promise.all(
       Array.from({ length: POOL_SIZE }, (_, index) =>
-        database.db.execute(sql`select ${index}::int as n, pg_sleep(0.05)`),
+        relayed.database.db.execute(sql`select ${index}::int as n, pg_sleep(0.05)`),
       ),
     )
     expect(answers.map((answer) => rowsOf<{ n: number }>(answer)[0]?.n)).toEqual(
@@ -82,20 +70,20 @@ describe.runIf(postgres)('a connection lost in the middle of a transaction', () 
   })
 
   it('when the network goes silent: the transaction fails, the process lives on', async () => {
-    const transaction = transactionLosing(() => relay.stall())
+    const transaction = transactionLosing(() => relayed.relay.stall())
     await expect(transaction).rejects.toMatchObject({ code: 'CONNECTION_CLOSED' })
     await settled()
     expect(uncaught).toEqual([])
-    await relay.restore()
+    await relayed.relay.restore()
     await everyConnectionServes()
   })
 
   it('when the connection is cut: the transaction fails, the process lives on', async () => {
-    const transaction = transactionLosing(() => relay.cut())
+    const transaction = transactionLosing(() => relayed.relay.cut())
     await expect(transaction).rejects.toThrow()
     await settled()
     expect(uncaught).toEqual([])
-    await relay.restore()
+    await relayed.relay.restore()
     await everyConnectionServes()
   })
 })

@@ -7,6 +7,7 @@ import { openDatabase, rowsOf } from '../src/db/client.js'
 import { withDeadlines } from '../src/db/deadlines.js'
 import { MessageFramer, SilenceWatchedSocket } from '../src/db/silence-watch.js'
 import { backends, type TestDatabase } from './helpers/backends.js'
+import { type RelayedDatabase, relayedDatabase } from './helpers/relayed-database.js'
 import { type TcpRelay, tcpRelay } from './helpers/tcp-relay.js'
 
 /**
@@ -285,28 +286,15 @@ describe.runIf(postgres)('the watch on Postgres connections', () => {
 
 describe.runIf(postgres)("the service's client when Postgres goes silent", () => {
   const DATABASE_TIMEOUT_MS = 300
-  let direct: TestDatabase
-  let relay: TcpRelay
-  let database: Awaited<ReturnType<typeof openDatabase>>
+  let relayed: RelayedDatabase
 
   beforeAll(async () => {
-    direct = await (postgres as NonNullable<typeof postgres>).open()
-    relay = await tcpRelay(direct.url as string)
-    const relayed = new URL(direct.url as string)
-    relayed.port = String(relay.port)
-    database = await openDatabase({
-      databaseUrl: relayed.href,
-      dataDir: 'unused',
-      databaseTimeoutMs: DATABASE_TIMEOUT_MS,
-    })
+    relayed = await relayedDatabase(postgres as NonNullable<typeof postgres>, DATABASE_TIMEOUT_MS)
   })
-  afterAll(async () => {
-    await database?.close()
-    await relay?.close()
-    await direct?.drop()
-  })
+  afterAll(() => relayed?.close())
 
   it('fails a statement whose description the connection is still waiting for', async () => {
+    const { database, relay } = relayed
     await database.db.execute(sql`select 1`)
     relay.stall()
     // Its first run on this connection: postgres.js describes it first, and flushes.

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { openDatabase } from '../src/db/client.js'
-import { backends, type TestDatabase } from './helpers/backends.js'
+import { backends } from './helpers/backends.js'
 import { graphql } from './helpers/graphql.js'
+import { type RelayedDatabase, relayedDatabase } from './helpers/relayed-database.js'
 import { ADMIN, login, startServer, type TestServer } from './helpers/server.js'
-import { type TcpRelay, tcpRelay } from './helpers/tcp-relay.js'
+import type { TcpRelay } from './helpers/tcp-relay.js'
 
 /**
  * Postgres behind a relay that the test cuts (a crash) or stalls (a silent host): the
@@ -16,22 +16,16 @@ const DATABASE_TIMEOUT_MS = 1000
 const product = { name: 'Outage lamp', price: 9.5, category: 'outage' }
 
 describe.runIf(postgres)('a database outage', () => {
-  let direct: TestDatabase
+  let relayed: RelayedDatabase
   let relay: TcpRelay
   let server: TestServer
   let productId: number
   let token: string
 
   beforeAll(async () => {
-    direct = await (postgres as NonNullable<typeof postgres>).open()
-    relay = await tcpRelay(direct.url as string)
-    const relayed = new URL(direct.url as string)
-    relayed.port = String(relay.port)
-    const database = await openDatabase({
-      databaseUrl: relayed.href,
-      dataDir: 'unused',
-      databaseTimeoutMs: DATABASE_TIMEOUT_MS,
-    })
+    relayed = await relayedDatabase(postgres as NonNullable<typeof postgres>, DATABASE_TIMEOUT_MS)
+    relay = relayed.relay
+    const { database } = relayed
     // Reads go to the database: a cached read would be served through the outage.
     server = await startServer(
       postgres as NonNullable<typeof postgres>,
@@ -44,9 +38,7 @@ describe.runIf(postgres)('a database outage', () => {
   })
   afterAll(async () => {
     await server?.close()
-    await server?.testDatabase.database.close()
-    await relay?.close()
-    await direct?.drop()
+    await relayed?.close()
   })
 
   /** What a client sees, and how long it waited for it. */
