@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { API_SECURITY_HEADERS } from '../src/platform/security-headers.js'
 import { backends } from './helpers/backends.js'
 import { ADMIN, login, startServer, type TestServer } from './helpers/server.js'
 
@@ -80,12 +81,24 @@ describe.each(backends)('REST conventions on $name', (backend) => {
     it.each([
       ['a read', '/products'],
       ['an error', '/nowhere'],
-      ['the docs page', '/docs/static/index.html'],
-    ])('come with %s', async (_, path) => {
+      ['a GraphQL answer', '/graphql?query=%7B__typename%7D'],
+    ])("are OWASP's for an API on %s", async (_, path) => {
       const response = await fetch(`${server.baseUrl}${path}`)
+      for (const [name, value] of Object.entries(API_SECURITY_HEADERS)) {
+        expect(response.headers.get(name), name).toBe(value)
+      }
+      // A page's headers act only on a document a browser renders.
+      expect(response.headers.get('cross-origin-opener-policy')).toBeNull()
+      expect(response.headers.get('x-xss-protection')).toBeNull()
+    })
+
+    it("are helmet's for the docs page", async () => {
+      const response = await fetch(`${server.baseUrl}/docs/static/index.html`)
+      expect(response.headers.get('content-type')).toMatch(/^text\/html/)
       expect(response.headers.get('x-content-type-options')).toBe('nosniff')
       expect(response.headers.get('x-frame-options')).toBe('SAMEORIGIN')
       expect(response.headers.get('referrer-policy')).toBe('no-referrer')
+      expect(response.headers.get('cross-origin-opener-policy')).toBe('same-origin')
       const policy = response.headers.get('content-security-policy') ?? ''
       expect(policy).toContain("default-src 'self'")
       expect(policy).toContain("script-src 'self'")

@@ -1,24 +1,41 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply } from 'fastify'
 import fp from 'fastify-plugin'
 import helmet, { type HelmetOptions } from 'helmet'
 
 /**
- * Helmet's headers on every response (nosniff, frame and referrer policies, a CSP…).
- * The CSP's defaults fit the docs pages, which load only this server's scripts, but
- * `upgrade-insecure-requests` would send their requests to https where the service
- * answers plain http (behind a TLS-terminating proxy, or locally).
+ * Helmet's headers for a page (Swagger UI, GraphiQL). The CSP's defaults fit those pages,
+ * which load only this server's scripts, but `upgrade-insecure-requests` would send their
+ * requests to https where the service answers plain http (behind a TLS-terminating proxy,
+ * or locally).
  */
-const options: HelmetOptions = {
+const pageOptions: HelmetOptions = {
   contentSecurityPolicy: { directives: { 'upgrade-insecure-requests': null } },
 }
 
 /**
- * Without nonces the headers are the same for every response, so helmet runs once, at
+ * What OWASP's REST Security Cheat Sheet asks of an API's answers: nothing to load, no
+ * framing, no sniffing, HTTPS only, no referrer, and no reading by other origins outside
+ * CORS. Stricter than a page's policy, and six headers instead of twelve: helmet's others
+ * (COOP, Origin-Agent-Cluster, DNS prefetch, X-Download-Options, X-XSS-Protection, Flash's
+ * cross-domain policies) act only on a document a browser renders, and each costs Node
+ * its validation and bytes on every answer (those six: 2.5 µs, 3% of an invalid POST).
+ */
+export const API_SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+  'cross-origin-resource-policy': 'same-origin',
+  'referrer-policy': 'no-referrer',
+  'strict-transport-security': 'max-age=31536000; includeSubDomains',
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+}
+
+/**
+ * Without nonces a page's headers are the same for every page, so helmet runs once, at
  * start, into a recording response. (@fastify/helmet builds helmet anew per request,
  * parsing the CSP each time: several percent of a simple read's CPU.)
  */
-function helmetHeaders(): Record<string, string> {
+function pageHeaders(): Record<string, string> {
   const headers: Record<string, string> = {}
   const recorder = {
     setHeader: (name: string, value: string) => {
@@ -26,15 +43,19 @@ function helmetHeaders(): Record<string, string> {
     },
     removeHeader: () => {},
   }
-  helmet(options)({} as IncomingMessage, recorder as unknown as ServerResponse, () => {})
+  helmet(pageOptions)({} as IncomingMessage, recorder as unknown as ServerResponse, () => {})
   return headers
 }
 
+const isPage = (reply: FastifyReply) =>
+  String(reply.getHeader('content-type')).startsWith('text/html')
+
+/** Chosen when the answer is ready, so an error or a 404 is covered like any other. */
 async function securityHeadersPlugin(app: FastifyInstance) {
-  const headers = helmetHeaders()
-  app.addHook('onRequest', (_request, reply, done) => {
-    reply.headers(headers)
-    done()
+  const forPages = pageHeaders()
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    reply.headers(isPage(reply) ? forPages : API_SECURITY_HEADERS)
+    done(null, payload)
   })
 }
 
