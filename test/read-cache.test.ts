@@ -38,11 +38,12 @@ const memory: Storage = {
   async close() {},
 }
 
-function redisStorage(): Storage {
+function redisStorage(): Storage & { connections: RedisConnections[] } {
   const connections: RedisConnections[] = []
   const keyPrefix = `test-${randomBytes(6).toString('hex')}:`
   return {
     name: 'Redis',
+    connections,
     async cache() {
       const redis = connectRedis({ url: redisUrl as string, keyPrefix, log: silent })
       connections.push(redis)
@@ -171,6 +172,45 @@ describe.runIf(redisUrl)('the read cache shared through Redis', () => {
     await first.invalidate(['shared'])
     expect(await onSecond(1)).toEqual({ read: 2 })
     expect(await onFirst(1)).toEqual({ read: 2 })
+  })
+
+  it('finds a hit in one command that reads the versions with the entry, and serves it only if they match', async () => {
+    const [reader, writer] = [await storage.cache(), await storage.cache()]
+    const commands = (storage.connections.at(-2) as RedisConnections).commands
+    let reads = 0
+    const define = (cache: ReadCache) =>
+      cache.cached(
+        'one-trip',
+        { references: (id: number) => ['one-trip', `one-trip:${id}`], revive: (v) => v },
+        async (id: number) => ({ id, read: ++reads }),
+      )
+    const [onReader, onWriter] = [define(reader), define(writer)]
+    const sent = { mget: vi.spyOn(commands, 'mget'), get: vi.spyOn(commands, 'get') }
+    const commandsOf = async (read: () => Promise<unknown>) => {
+      sent.mget.mockClear()
+      sent.get.mockClear()
+      const result = await read()
+      return { result, mget: sent.mget.mock.calls.length, get: sent.get.mock.calls.length }
+    }
+
+    expect(await onReader(1)).toEqual({ id: 1, read: 1 })
+    expect(await commandsOf(() => onReader(1))).toEqual({
+      result: { id: 1, read: 1 },
+      mget: 1,
+      get: 0,
+    })
+    // The entry stored under the versions this instance expects is still there, but a
+    // write elsewhere gave the product a new version: that entry is old, and not served.
+    await writer.invalidate(['one-trip:1'])
+    expect(await onReader(1)).toEqual({ id: 1, read: 2 })
+    // The new versions, once seen (or given by a write), find the new entry in one command.
+    expect(await commandsOf(() => onReader(1))).toEqual({
+      result: { id: 1, read: 2 },
+      mget: 1,
+      get: 0,
+    })
+    expect(await onWriter(1)).toEqual({ id: 1, read: 2 })
+    expect(await onReader(2)).toEqual({ id: 2, read: 3 })
   })
 
   it('reads from the source while Redis is away; what a lost invalidation left expires with its TTL', async () => {

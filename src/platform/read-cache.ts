@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { createCache } from 'async-cache-dedupe'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Redis } from 'ioredis'
+import { stringify } from 'safe-stable-stringify'
 import type { RedisConnections } from './redis.js'
 
 /**
@@ -30,6 +31,14 @@ export interface ReadCache {
   invalidate(references: readonly string[]): Promise<void>
 }
 
+interface VersionedArgs<Args> {
+  args: Args
+  versions: string
+}
+
+/** The key of an entry, stable whatever the order of the arguments' fields. */
+const entryKeyOf = (key: VersionedArgs<unknown>): string => stringify(key)
+
 export interface ReadCacheSettings {
   ttlSeconds: number
   redis: RedisConnections | undefined
@@ -44,10 +53,26 @@ export interface ReadCacheSettings {
  * Deleting entries instead would let such a read put the old row back after the delete.
  */
 interface Versions {
-  /** The references' versions, or undefined when they cannot be known (Redis away). */
-  current(references: readonly string[]): Promise<string | undefined>
+  /**
+   * The references' versions, or undefined when they cannot be known (Redis away). Where
+   * the store can, it reads in the same step the entry stored under the versions it
+   * expects (`storageKeyOf` them), and gives it when they are the versions it found.
+   */
+  current(
+    references: readonly string[],
+    storageKeyOf: (versions: string) => string,
+  ): Promise<SeenVersions | undefined>
   bump(references: readonly string[]): Promise<void>
 }
+
+interface SeenVersions {
+  versions: string
+  /** The stored entry as async-cache-dedupe wrote it (JSON), read with the versions. */
+  stored?: string
+}
+
+/** A reference never written has this version. */
+const NEVER_WRITTEN = '0'
 
 /** Size of the in-memory cache, per cached read. */
 const MEMORY_ENTRIES = 10_000
@@ -73,17 +98,30 @@ export function createReadCache({ ttlSeconds, redis, log }: ReadCacheSettings): 
       { references, revive }: CachedReadOptions<Args, Result>,
       read: (args: Args) => Promise<Result>,
     ) {
-      type VersionedRead = (key: { args: Args; versions: string }) => Promise<Result>
+      type VersionedRead = (key: VersionedArgs<Args>) => Promise<Result>
       // define adds the cached function to the cache under its name.
       const defined = cache.define(
         name,
-        { transformer: { serialize: (result) => result, deserialize: revive } },
+        {
+          serialize: entryKeyOf,
+          transformer: { serialize: (result) => result, deserialize: revive },
+        },
         (({ args }) => read(args)) satisfies VersionedRead,
       )[name] as VersionedRead
+      // Where async-cache-dedupe's storage keeps the entry of these arguments and versions
+      // (`<name>~<key>`, its format: read-cache.test.ts's one-command hit fails if it changes).
+      const storageKeyOf = (args: Args) => (versions: string) =>
+        `${name}~${entryKeyOf({ args, versions })}`
+      const revived = (stored: string) => {
+        const result = JSON.parse(stored) as Result
+        return result === null ? result : revive(result as NonNullable<Result>)
+      }
       return async (args: Args) => {
-        const seen = await versions.current(references(args))
+        const seen = await versions.current(references(args), storageKeyOf(args))
         // Without the versions no entry can be trusted: the read goes to the database.
-        return seen === undefined ? read(args) : defined({ args, versions: seen })
+        if (seen === undefined) return read(args)
+        if (seen.stored !== undefined) return revived(seen.stored)
+        return defined({ args, versions: seen.versions })
       }
     },
 
@@ -107,16 +145,45 @@ export function createReadCache({ ttlSeconds, redis, log }: ReadCacheSettings): 
 const VERSION_LIFETIMES = 12
 const VERSION_MIN_SECONDS = 60
 
+/**
+ * How many written references' versions an instance remembers to expect; past that it
+ * forgets them all, and each costs one more round trip to learn again.
+ */
+const EXPECTED_VERSIONS = 10_000
+
 function redisVersions(commands: Redis, ttlSeconds: number): Versions {
   const key = (reference: string) => `cache-version:${reference}`
   const lifetime = Math.max(VERSION_MIN_SECONDS, ttlSeconds * VERSION_LIFETIMES)
+  // The versions this instance last saw of references that have been written. A hit then
+  // takes one MGET, atomic in Redis, of the versions and the entry stored under the ones
+  // expected; that entry is used only if they are the versions found.
+  const expected = new Map<string, string>()
+  const expect = (reference: string, version: string) => {
+    if (version === NEVER_WRITTEN) expected.delete(reference)
+    else {
+      if (expected.size >= EXPECTED_VERSIONS) expected.clear()
+      expected.set(reference, version)
+    }
+  }
+
   return {
-    async current(references) {
+    async current(references, storageKeyOf) {
       // A Redis that is away fails the command at once; its client logs the outage.
       if (commands.status !== 'ready') return undefined
+      const guess = references
+        .map((reference) => expected.get(reference) ?? NEVER_WRITTEN)
+        .join(',')
       try {
-        const found = await commands.mget(references.map(key))
-        return found.map((version) => version ?? '0').join(',')
+        const found = await commands.mget([...references.map(key), storageKeyOf(guess)])
+        const stored = found.pop()
+        const versions = references
+          .map((reference, index) => {
+            const version = found[index] ?? NEVER_WRITTEN
+            expect(reference, version)
+            return version
+          })
+          .join(',')
+        return versions === guess && stored != null ? { versions, stored } : { versions }
       } catch {
         return undefined
       }
@@ -130,6 +197,7 @@ function redisVersions(commands: Redis, ttlSeconds: number): Versions {
       await Promise.all(
         references.map((reference) => commands.set(key(reference), version, 'EX', lifetime)),
       )
+      for (const reference of references) expect(reference, version)
     },
   }
 }
@@ -147,7 +215,7 @@ function memoryVersions(): Versions {
   let floor = 0
   return {
     async current(references) {
-      return references.map((reference) => versions.get(reference) ?? floor).join(',')
+      return { versions: references.map((reference) => versions.get(reference) ?? floor).join(',') }
     },
 
     async bump(references) {
