@@ -170,11 +170,11 @@ function redisVersions(commands: Redis, ttlSeconds: number): Versions {
     async current(references, storageKeyOf) {
       // A Redis that is away fails the command at once; its client logs the outage.
       if (commands.status !== 'ready') return undefined
-      const guess = references
+      const expecting = references
         .map((reference) => expected.get(reference) ?? NEVER_WRITTEN)
         .join(',')
       try {
-        const found = await commands.mget([...references.map(key), storageKeyOf(guess)])
+        const found = await commands.mget([...references.map(key), storageKeyOf(expecting)])
         const stored = found.pop()
         const versions = references
           .map((reference, index) => {
@@ -183,7 +183,7 @@ function redisVersions(commands: Redis, ttlSeconds: number): Versions {
             return version
           })
           .join(',')
-        return versions === guess && stored != null ? { versions, stored } : { versions }
+        return versions === expecting && stored != null ? { versions, stored } : { versions }
       } catch {
         return undefined
       }
