@@ -1,5 +1,5 @@
 import { and, desc, gte, lt, lte, type Placeholder, sql } from 'drizzle-orm'
-import { type Database, prepareRead } from '../../db/client.js'
+import { type Database, prepareRows } from '../../db/client.js'
 import { isoInstant } from '../../db/iso-instant.js'
 import { messages, outbox } from '../../db/schema.js'
 import type { Topic } from '../../platform/events.js'
@@ -37,7 +37,7 @@ export function createMessagesRepository(db: Database) {
       { chatId, text, author }: NewMessage,
       topic: Topic<MessageAddedEvent>,
     ): Promise<PendingEvent<MessageAddedEvent>> {
-      const [row] = await insertWithEvent.execute({ chatId, text, author, topic })
+      const [row] = await insertWithEvent({ chatId, text, author, topic })
       if (!row) throw new Error('INSERT … RETURNING gave no row')
       return { id: Number(row.id), topic, payload: row.payload }
     },
@@ -81,7 +81,7 @@ function prepareNewest(db: Database) {
     limit: sql.placeholder('limit'),
   }
   const prepared = (query: MessageQuery) =>
-    prepareRead<Message>(db, newestQuery(db, query, placeholders))
+    prepareRows<Message>(db, newestQuery(db, query, placeholders))
   return {
     all: prepared({ limit: 0 }),
     allBefore: prepared({ beforeId: 0, limit: 0 }),
@@ -147,7 +147,10 @@ function prepareInsertWithEvent(db: Database) {
         'createdAt', ${isoInstant(sql`created_at`)}))
       from message
       returning id, payload`)
-  return db.with(message, event).select().from(event).prepare('messages_insert_with_event')
+  return prepareRows<{ id: string | number; payload: MessageAddedEvent }>(
+    db,
+    db.with(message, event).select().from(event),
+  )
 }
 
 export type MessagesRepository = ReturnType<typeof createMessagesRepository>
