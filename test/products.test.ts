@@ -44,6 +44,9 @@ describe.each(backends)('products on $name', (backend) => {
       ['stock of 0', { stock: 0 }],
       ['stock of 2^31 - 1, the int32 maximum', { stock: 2_147_483_647 }],
       ['the smallest price', { price: 0.01 }],
+      // Read back through a double: every digit of numeric(12, 2) must survive.
+      ['the largest price', { price: 9_999_999_999.99 }],
+      ['price with every cent digit', { price: 1_234_567.89 }],
     ])('accepts a %s', async (_, change) => {
       expect(await create({ ...valid, ...change })).toMatchObject(change)
     })

@@ -6,12 +6,12 @@ import { stringify } from 'safe-stable-stringify'
 import type { RedisConnections } from './redis.js'
 
 /**
- * A cached read: what its arguments depend on (references such as `product:7`), and how
- * a stored result comes back to life (JSON gives dates as strings).
+ * A cached read: what its arguments depend on (references such as `product:7`). Its
+ * result is stored as JSON and served as parsed, so it must be a JSON value (strings for
+ * dates, null for nothing): what is read is what is served.
  */
-export interface CachedReadOptions<Args, Result> {
+export interface CachedReadOptions<Args> {
   references(args: Args): string[]
-  revive(stored: NonNullable<Result>): NonNullable<Result>
 }
 
 /**
@@ -24,7 +24,7 @@ export interface ReadCache {
   readonly ttlSeconds: number
   cached<Args, Result>(
     name: string,
-    options: CachedReadOptions<Args, Result>,
+    options: CachedReadOptions<Args>,
     read: (args: Args) => Promise<Result>,
   ): (args: Args) => Promise<Result>
   /** Called after the write has committed; never throws (a failure is logged, see below). */
@@ -95,32 +95,22 @@ export function createReadCache({ ttlSeconds, redis, log }: ReadCacheSettings): 
 
     cached<Args, Result>(
       name: string,
-      { references, revive }: CachedReadOptions<Args, Result>,
+      { references }: CachedReadOptions<Args>,
       read: (args: Args) => Promise<Result>,
     ) {
       type VersionedRead = (key: VersionedArgs<Args>) => Promise<Result>
       // define adds the cached function to the cache under its name.
-      const defined = cache.define(
-        name,
-        {
-          serialize: entryKeyOf,
-          transformer: { serialize: (result) => result, deserialize: revive },
-        },
-        (({ args }) => read(args)) satisfies VersionedRead,
-      )[name] as VersionedRead
+      const defined = cache.define(name, { serialize: entryKeyOf }, (({ args }) =>
+        read(args)) satisfies VersionedRead)[name] as VersionedRead
       // Where async-cache-dedupe's storage keeps the entry of these arguments and versions
       // (`<name>~<key>`, its format: read-cache.test.ts's one-command hit fails if it changes).
       const storageKeyOf = (args: Args) => (versions: string) =>
         `${name}~${entryKeyOf({ args, versions })}`
-      const revived = (stored: string) => {
-        const result = JSON.parse(stored) as Result
-        return result === null ? result : revive(result as NonNullable<Result>)
-      }
       return async (args: Args) => {
         const seen = await versions.current(references(args), storageKeyOf(args))
         // Without the versions no entry can be trusted: the read goes to the database.
         if (seen === undefined) return read(args)
-        if (seen.stored !== undefined) return revived(seen.stored)
+        if (seen.stored !== undefined) return JSON.parse(seen.stored) as Result
         return defined({ args, versions: seen.versions })
       }
     },

@@ -1,8 +1,5 @@
-import type { ProductRow } from '../../db/schema.js'
 import type { ReadCache } from '../../platform/read-cache.js'
 import type { PageRequest, ProductFilters, ProductsRepository } from './products-repository.js'
-
-type ProductPageRows = Awaited<ReturnType<ProductsRepository['listPage']>>
 
 /** What every list depends on; a product's own reads depend on `product:<id>` too. */
 const LISTS = 'products'
@@ -22,14 +19,14 @@ export function withReadCache(
 ): ProductsRepository {
   const listPage = cache.cached(
     'products.listPage',
-    { references: () => [LISTS], revive: revivePage },
+    { references: () => [LISTS] },
     ({ filters, request }: { filters: ProductFilters; request: PageRequest }) =>
       repository.listPage(filters, request),
   )
   // A product not found is cached too (as null: JSON has no undefined), until one is made.
   const findById = cache.cached(
     'products.byId',
-    { references: (id: number) => [productReference(id)], revive: reviveRow },
+    { references: (id: number) => [productReference(id)] },
     async (id: number) => (await repository.findById(id)) ?? null,
   )
   // Only a write that changed a row makes entries stale: a miss (404) invalidates nothing.
@@ -55,17 +52,4 @@ export function withReadCache(
       return deleted
     },
   }
-}
-
-function reviveRow<Row extends ProductRow>(row: Row): Row {
-  return {
-    ...row,
-    createdAt: new Date(row.createdAt),
-    updatedAt: new Date(row.updatedAt),
-    deletedAt: row.deletedAt && new Date(row.deletedAt),
-  }
-}
-
-function revivePage(page: ProductPageRows): ProductPageRows {
-  return { ...page, items: page.items.map(reviveRow) }
 }

@@ -1,6 +1,6 @@
 import type { components } from '../../../generated/openapi.js'
-import type { ProductRow } from '../../db/schema.js'
 import { defaulted, type ServiceHandlers, sentInQuery } from '../../http/operations.js'
+import type { StoredProduct } from './products-repository.js'
 import type { ProductsService } from './products-service.js'
 
 type Product = components['schemas']['Product']
@@ -50,14 +50,14 @@ export function createProductHandlers(products: ProductsService, cacheTtlSeconds
   } satisfies Partial<ServiceHandlers>
 }
 
-function toProduct(row: ProductRow): Product {
+function toProduct(row: StoredProduct): Product {
   return {
     id: row.id,
     name: row.name,
     price: row.price,
     category: row.category,
     stock: row.stock,
-    createdAt: row.createdAt.toISOString(),
-    updatedAt: row.updatedAt.toISOString(),
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
   }
 }

@@ -1,4 +1,3 @@
-import type { ProductRow } from '../../db/schema.js'
 import { assertValidFields, gone, notFound, unprocessable } from '../../platform/errors.js'
 import { readableTextProblem } from '../../platform/input-rules.js'
 import { decodeCursor, encodeCursor } from './products-cursor.js'
@@ -7,6 +6,7 @@ import type {
   ProductChanges,
   ProductFilters,
   ProductsRepository,
+  StoredProduct,
 } from './products-repository.js'
 
 /** A page by number, or, with a cursor from a previous page, the page after that one. */
@@ -19,7 +19,7 @@ export interface ListRequest {
 }
 
 export interface ProductPage {
-  items: ProductRow[]
+  items: StoredProduct[]
   pagination: {
     page: number
     limit: number
@@ -105,19 +105,19 @@ export function createProductsService({ products }: { products: ProductsReposito
       return { items: found.items, pagination: paginationOf(found, { limit, passed }, filters) }
     },
 
-    async get(id: number): Promise<ProductRow> {
+    async get(id: number): Promise<StoredProduct> {
       const row = await products.findById(id)
       if (!row) throw notFound(`Product ${id} does not exist`)
       if (row.deletedAt) throw gone(`Product ${id} was deleted`)
       return row
     },
 
-    create(product: NewProduct): Promise<ProductRow> {
+    create(product: NewProduct): Promise<StoredProduct> {
       assertValidProduct(product)
       return products.insert(product)
     },
 
-    async update(id: number, changes: ProductChanges): Promise<ProductRow> {
+    async update(id: number, changes: ProductChanges): Promise<StoredProduct> {
       assertValidProduct(changes)
       return (await products.update(id, changes)) ?? missing(id)
     },
