@@ -15,8 +15,13 @@ export function rowsOf<Row>(result: unknown): Row[] {
 
 /** The driver under drizzle: postgres.js, or PGlite. */
 type Driver =
-  | { unsafe(text: string, params: unknown[], options: { prepare: true }): PromiseLike<unknown[]> }
+  | {
+      unsafe(text: string, params: unknown[], options: { prepare: boolean }): PromiseLike<unknown[]>
+    }
   | { query(text: string, params: unknown[]): Promise<{ rows: unknown[] }> }
+
+type RowsOf<Row> = (values: Record<string, unknown>) => Promise<Row[]>
+type Buildable = { toSQL(): { sql: string; params: unknown[] } }
 
 /**
  * A statement that runs often (a read, or a write that returns rows), built by drizzle
@@ -25,10 +30,19 @@ type Driver =
  * by field, was a tenth of the CPU of a list of 50, and its prepared-statement session 4%
  * of a sendMessage's.
  */
-export function prepareRows<Row>(
-  db: Database,
-  query: { toSQL(): { sql: string; params: unknown[] } },
-): (values: Record<string, unknown>) => Promise<Row[]> {
+export function prepareRows<Row>(db: Database, query: Buildable): RowsOf<Row> {
+  return statementRows(db, query, true)
+}
+
+/**
+ * As prepareRows, but sent unnamed each time, so Postgres plans it for the values it is
+ * sent with rather than settling on a generic plan (see PLANNER_SETTINGS).
+ */
+export function unnamedRows<Row>(db: Database, query: Buildable): RowsOf<Row> {
+  return statementRows(db, query, false)
+}
+
+function statementRows<Row>(db: Database, query: Buildable, prepare: boolean): RowsOf<Row> {
   const { sql: text, params } = query.toSQL()
   const driver = (db as unknown as { $client: Driver }).$client
   if ('query' in driver) {
@@ -37,7 +51,7 @@ export function prepareRows<Row>(
   }
   // Made and awaited in one function, the query lets its rows die young (see silence-watch.ts).
   return async (values) => {
-    const rows = await driver.unsafe(text, fillPlaceholders(params, values), { prepare: true })
+    const rows = await driver.unsafe(text, fillPlaceholders(params, values), { prepare })
     return rows as Row[]
   }
 }
