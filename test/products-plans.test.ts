@@ -62,6 +62,15 @@ describe.each(backends)('query plans on 100k products on $name', (backend) => {
     for (const scan of scans) expect(scan['Node Type']).not.toBe('Seq Scan')
   })
 
+  it('finds the matches of a search once, for its page and its total', async () => {
+    const nodes = await planNodesOf(
+      testDatabase.database.db,
+      repository.listPageQuery({ search: 'e4da3b' }, { page: 2, limit: 10 }),
+    )
+    const searches = nodes.filter((node) => node['Index Name'] === 'products_live_name_trgm_idx')
+    expect(searches).toHaveLength(1)
+  })
+
   it('reads the page of the unfiltered list in order from its index, without sorting', async () => {
     const scans = on(
       await scansOf(repository.listPageQuery({}, { page: 1, limit: 10 })),

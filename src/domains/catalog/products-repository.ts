@@ -8,6 +8,7 @@ import {
   lte,
   type Placeholder,
   type SQL,
+  type SQLWrapper,
   sql,
 } from 'drizzle-orm'
 import { type Database, type Executor, prepareRows, unnamedRows } from '../../db/client.js'
@@ -232,26 +233,16 @@ function listPageStatements(db: Database) {
 
 function listPageQuery(values: ListValues, executor: Executor) {
   const where = and(live, ...filterConditions(values))
-  const { afterCreatedAt, afterId } = values
-  const total = executor.$with('total').as(totalQuery(values, where, executor))
-  const pageRows = executor
-    .select({ ...storedProduct, sortKey: sortKeyInstant.as('sortKey') })
-    .from(products)
-    .where(
-      afterCreatedAt === undefined || afterId === undefined
-        ? where
-        : and(where, after(afterCreatedAt, afterId)),
-    )
-    .orderBy(desc(products.createdAt), desc(products.id))
-    .limit(values.rows)
-    .offset(values.offset)
-    .as('page_rows')
+  const { sources, total, pageRows } =
+    values.pattern === undefined
+      ? pageInOrder(values, where, executor)
+      : pageOfMatches(values, where, executor)
   const { id, name, price, category, stock, createdAt, updatedAt, deletedAt, sortKey } = pageRows
   // The total's single row joins the page, so a page past the last still brings it;
   // the outer order keeps the page's (a join may not): the sort key's text, fixed in
   // width, orders as its instant does byte by byte (collation "C").
   return executor
-    .with(total)
+    .with(...sources)
     .select({
       ...{ id, name, price, category, stock, createdAt, updatedAt, deletedAt, sortKey },
       count: total.count,
@@ -260,22 +251,77 @@ function listPageQuery(values: ListValues, executor: Executor) {
     .rightJoin(total, sql`true`)
     .orderBy(desc(sql`${sortKey} collate "C"`), desc(id))
 }
-/**
- * The rows after `key` in the list order, which descends. As a row comparison it is a
- * range of the order indexes ((category,) created_at desc, id desc): the scan starts at
- * the key instead of reading and skipping the rows before it.
- */
-function after(createdAt: Value<string>, id: Value<number>): SQL {
-  return sql`(${products.createdAt}, ${products.id}) < (${createdAt}::timestamptz, ${id}::int)`
+
+const pageColumns = { ...storedProduct, sortKey: sortKeyInstant.as('sortKey') }
+
+/** The page read in the list's order, from an order index where it can, and the total apart. */
+function pageInOrder(values: ListValues, where: SQL | undefined, executor: Executor) {
+  const total = executor.$with('total').as(totalQuery(values, where, executor))
+  const pageRows = executor
+    .select(pageColumns)
+    .from(products)
+    .where(and(where, after(values, products)))
+    .orderBy(desc(products.createdAt), desc(products.id))
+    .limit(values.rows)
+    .offset(values.offset)
+    .as('page_rows')
+  return { sources: [total], total, pageRows }
 }
 
 /**
- * The filtered total: without a price or search filter it is summed from the counts the
- * triggers keep per category; otherwise counted.
+ * A searched list: the rows that match are found once, for the total and the page. The
+ * trigram index only narrows them down; each is then checked against the pattern on its
+ * row, which was half the cost of such a list when the total and the page each did it.
+ */
+function pageOfMatches(values: ListValues, where: SQL | undefined, executor: Executor) {
+  const matching = executor
+    .$with('matching')
+    .as(
+      executor
+        .select({ id: products.id, createdAt: products.createdAt })
+        .from(products)
+        .where(where),
+    )
+  const total = executor
+    .$with('total')
+    .as(executor.select({ count: sql<number>`count(*)::int`.as('count') }).from(matching))
+  const pageIds = executor
+    .select({ id: matching.id })
+    .from(matching)
+    .where(after(values, matching))
+    .orderBy(desc(matching.createdAt), desc(matching.id))
+    .limit(values.rows)
+    .offset(values.offset)
+    .as('page_ids')
+  const pageRows = executor
+    .select(pageColumns)
+    .from(products)
+    .innerJoin(pageIds, eq(products.id, pageIds.id))
+    .as('page_rows')
+  return { sources: [matching, total], total, pageRows }
+}
+
+/**
+ * The rows after the cursor's row in the list order, which descends; none without a
+ * cursor. As a row comparison it is a range of the order indexes ((category,) created_at
+ * desc, id desc): the scan starts at the key instead of reading and skipping the rows
+ * before it.
+ */
+function after(
+  { afterCreatedAt, afterId }: ListValues,
+  rows: { createdAt: SQLWrapper; id: SQLWrapper },
+): SQL | undefined {
+  if (afterCreatedAt === undefined || afterId === undefined) return undefined
+  return sql`(${rows.createdAt}, ${rows.id}) < (${afterCreatedAt}::timestamptz, ${afterId}::int)`
+}
+
+/**
+ * The total of a list without a search: without a price filter either it is summed from
+ * the counts the triggers keep per category; otherwise counted.
  */
 function totalQuery(values: ListValues, where: SQL | undefined, executor: Executor) {
-  const { category, minPrice, maxPrice, pattern } = values
-  if (minPrice === undefined && maxPrice === undefined && pattern === undefined) {
+  const { category, minPrice, maxPrice } = values
+  if (minPrice === undefined && maxPrice === undefined) {
     return executor
       .select({ count: sql<number>`coalesce(sum(${productCounts.live}), 0)::int`.as('count') })
       .from(productCounts)
