@@ -20,7 +20,8 @@ type Driver =
     }
   | { query(text: string, params: unknown[]): Promise<{ rows: unknown[] }> }
 
-type RowsOf<Row> = (values: Record<string, unknown>) => Promise<Row[]>
+/** A built statement, run with the values of its placeholders, answering the driver's rows. */
+export type RowsOf<Row> = (values: Record<string, unknown>) => Promise<Row[]>
 type Buildable = { toSQL(): { sql: string; params: unknown[] } }
 
 /**

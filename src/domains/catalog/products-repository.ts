@@ -11,7 +11,13 @@ import {
   type SQLWrapper,
   sql,
 } from 'drizzle-orm'
-import { type Database, type Executor, prepareRows, unnamedRows } from '../../db/client.js'
+import {
+  type Database,
+  type Executor,
+  prepareRows,
+  type RowsOf,
+  unnamedRows,
+} from '../../db/client.js'
 import { isoInstant } from '../../db/iso-instant.js'
 import { productCounts, products } from '../../db/schema.js'
 
@@ -187,9 +193,10 @@ type ListValues = {
 }
 
 /** A row of the list: a page's product with its sort key, or none (an empty page); the total. */
-type ListRow = ({ [Column in keyof StoredProduct]: StoredProduct[Column] | null } & {
+type ListRow = { [Column in keyof StoredProduct]: StoredProduct[Column] | null } & {
   sortKey: string | null
-}) & { count: number }
+  count: number
+}
 
 function listValuesOf(
   { category, minPrice, maxPrice, search }: ProductFilters,
@@ -216,7 +223,7 @@ function listValuesOf(
  * shapes: four filters, by page or after a row.
  */
 function listPageStatements(db: Database) {
-  const byShape = new Map<string, (values: Record<string, unknown>) => Promise<ListRow[]>>()
+  const byShape = new Map<string, RowsOf<ListRow>>()
   return (values: ListValues) => {
     const names = Object.keys(values) as (keyof ListValues)[]
     const shape = names.join()
