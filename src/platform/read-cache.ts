@@ -8,7 +8,9 @@ import type { RedisConnections } from './redis.js'
 /**
  * A cached read: what its arguments depend on (references such as `product:7`). Its
  * result is stored as JSON and served as parsed, so it must be a JSON value (strings for
- * dates, null for nothing): what is read is what is served.
+ * dates, null for nothing): what is read is what is served. A null is not stored: a
+ * write that makes what was missing then has no miss to invalidate, and a miss costs
+ * what it did before the cache (a lookup by key).
  */
 export interface CachedReadOptions<Args> {
   references(args: Args): string[]
@@ -100,8 +102,11 @@ export function createReadCache({ ttlSeconds, redis, log }: ReadCacheSettings): 
     ) {
       type VersionedRead = (key: VersionedArgs<Args>) => Promise<Result>
       // define adds the cached function to the cache under its name.
-      const defined = cache.define(name, { serialize: entryKeyOf }, (({ args }) =>
-        read(args)) satisfies VersionedRead)[name] as VersionedRead
+      const defined = cache.define(
+        name,
+        { serialize: entryKeyOf, ttl: (result: Result) => (result === null ? 0 : ttlSeconds) },
+        (({ args }) => read(args)) satisfies VersionedRead,
+      )[name] as VersionedRead
       // Where async-cache-dedupe's storage keeps the entry of these arguments and versions
       // (`<name>~<key>`, its format: read-cache.test.ts's one-command hit fails if it changes).
       const storageKeyOf = (args: Args) => (versions: string) =>
@@ -156,6 +161,34 @@ function redisVersions(commands: Redis, ttlSeconds: number): Versions {
     }
   }
 
+  /**
+   * The bumps asked for in one turn of the event loop go out together at its end, one
+   * SET per reference whichever writes asked for it: under load, several writes commit
+   * in a turn, and each SET was a command and a system call of its own. Every write asks
+   * after it has committed and the SET goes out after that, so a read that finds the new
+   * version finds the write too.
+   */
+  let gathering: { references: Set<string>; sent: Promise<void> } | undefined
+  function gatherBumps() {
+    const references = new Set<string>()
+    const sent = new Promise((resolve) => setImmediate(resolve)).then(() => {
+      gathering = undefined
+      return setNewVersion([...references])
+    })
+    return { references, sent }
+  }
+
+  async function setNewVersion(references: readonly string[]) {
+    // One new version for every reference: new to each of them, and one draw from the
+    // entropy pool randomUUID keeps rather than a system call apiece. The commands go out
+    // together (auto-pipelined).
+    const version = randomUUID()
+    await Promise.all(
+      references.map((reference) => commands.set(key(reference), version, 'EX', lifetime)),
+    )
+    for (const reference of references) expect(reference, version)
+  }
+
   return {
     async current(references, storageKeyOf) {
       // A Redis that is away fails the command at once; its client logs the outage.
@@ -179,15 +212,10 @@ function redisVersions(commands: Redis, ttlSeconds: number): Versions {
       }
     },
 
-    async bump(references) {
-      // One new version for every reference of the write: new to each of them, and one
-      // draw from the entropy pool randomUUID keeps rather than a system call apiece.
-      // The commands go out together (auto-pipelined), with those of concurrent writes.
-      const version = randomUUID()
-      await Promise.all(
-        references.map((reference) => commands.set(key(reference), version, 'EX', lifetime)),
-      )
-      for (const reference of references) expect(reference, version)
+    bump(references) {
+      gathering ??= gatherBumps()
+      for (const reference of references) gathering.references.add(reference)
+      return gathering.sent
     },
   }
 }

@@ -23,7 +23,7 @@ export function withReadCache(
     ({ filters, request }: { filters: ProductFilters; request: PageRequest }) =>
       repository.listPage(filters, request),
   )
-  // A product not found is cached too (as null: JSON has no undefined), until one is made.
+  // A product not found is read as null, which the cache does not store.
   const findById = cache.cached(
     'products.byId',
     { references: (id: number) => [productReference(id)] },
@@ -38,7 +38,8 @@ export function withReadCache(
     findById: async (id) => (await findById(id)) ?? undefined,
     async insert(product) {
       const row = await repository.insert(product)
-      await invalidate(row.id)
+      // No entry of the new id was stored (a miss is not), so only the lists are stale.
+      await cache.invalidate([LISTS])
       return row
     },
     async update(id, changes) {
