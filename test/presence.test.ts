@@ -211,6 +211,33 @@ describe.runIf(redisUrl).each(backends)('presence across instances on $name', (b
     expect(statuses.map((status) => status.online)).toEqual([true, false])
   })
 
+  it('counts nobody out after a pause of the whole process, which silenced every instance', async () => {
+    const [frank, grace, heidi] = [
+      await newUser(first.api),
+      await newUser(first.api),
+      await newUser(first.api),
+    ]
+    const users = [frank, grace, heidi].map(({ user }) => user.id)
+    const watcher = watch(await sockets.connect(admin, second.baseUrl), ...users)
+    await subscriptionsActive(second.events, 1)
+    // A user on each instance: whichever beats first after the pause, one would flap.
+    await sockets.connect(frank.accessToken, first.baseUrl)
+    await sockets.connect(grace.accessToken, second.baseUrl)
+    await watcher.until(2)
+
+    // Both instances share this event loop: blocked longer than the silence allowed
+    // (three beats), each finds the other silent at its first beat after.
+    const pausedUntil = Date.now() + PRESENCE_TIMEOUT_MS
+    while (Date.now() < pausedUntil) {}
+    await new Promise((resolve) => setTimeout(resolve, PRESENCE_TIMEOUT_MS / 2))
+    // Heidi's arrival is the barrier: a counting out during the beats above came first.
+    await sockets.connect(heidi.accessToken, first.baseUrl)
+    const statuses = await watcher.until(3)
+    expect(statuses.map(({ userId, online }) => [Number(userId), online])).toEqual(
+      users.map((userId) => [userId, true]),
+    )
+  })
+
   it('publishes the users of an instance killed with SIGKILL offline, from a survivor', async () => {
     const erin = await newUser(first.api)
     const watcher = watch(await sockets.connect(admin), erin.user.id)

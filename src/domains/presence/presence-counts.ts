@@ -20,7 +20,8 @@ export interface PresenceCounts {
   leave(userId: number): Promise<CountChange>
   /**
    * Proves this instance alive, and counts out the users of instances that stopped
-   * proving it: those now offline everywhere are `departed`. Puts right what this
+   * proving it, unless this one was as silent itself: those now offline everywhere are
+   * `departed`. Puts right what this
    * instance's counts missed (an outage of the store, a counting out during a long
    * pause): users it brings back online are `returned`.
    */
@@ -80,7 +81,10 @@ return total`
 // KEYS: instances, online, this instance's hash. ARGV: instance id, silence allowed
 // (ms), key prefix, 'stay' or 'leave' (this instance counts itself out too), then its
 // user/count pairs. The instance's hash is made to match its pairs first: what an
-// outage made it miss, or all of it after a counting out, is put right. Answers the
+// outage made it miss, or all of it after a counting out, is put right. An instance
+// whose own last beat is as old as the silence allowed (it was paused, as a whole host
+// or process can be, or it is new) counts nobody out: the others' silence may be its
+// own pause, and the next beat counts out those that are truly dead. Answers the
 // departed (user, ms) pairs and the users that came back online.
 const HEARTBEAT = `${NOW}
 local returned = {}
@@ -90,6 +94,8 @@ local function depart(user, at)
   table.insert(departed, user)
   table.insert(departed, at)
 end
+local previous = redis.call('ZSCORE', KEYS[1], ARGV[1])
+local awake = previous and tonumber(previous) > now - tonumber(ARGV[2])
 local beat = now
 if ARGV[4] == 'leave' then beat = 0 end
 redis.call('ZADD', KEYS[1], beat, ARGV[1])
@@ -113,7 +119,10 @@ for user, count in pairs(have) do
     if redis.call('HINCRBY', KEYS[2], user, -count) <= 0 then depart(user, now) end
   end
 end
-local dead = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[2]), 'WITHSCORES')
+local dead = {}
+if awake then
+  dead = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[2]), 'WITHSCORES')
+end
 for d = 1, #dead, 2 do
   local key = ARGV[3] .. 'presence:instance:' .. dead[d]
   local counts = redis.call('HGETALL', key)
