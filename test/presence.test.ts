@@ -222,6 +222,7 @@ describe.runIf(redisUrl).each(backends)('presence across instances on $name', (b
     await subscriptionsActive(second.events, 1)
     // A user on each instance: whichever beats first after the pause, one would flap.
     await sockets.connect(frank.accessToken, first.baseUrl)
+    await watcher.until(1)
     await sockets.connect(grace.accessToken, second.baseUrl)
     await watcher.until(2)
 

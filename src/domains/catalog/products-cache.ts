@@ -10,8 +10,9 @@ export const productReferences = (ids: readonly number[]) => [LISTS, ...ids.map(
 
 /**
  * The repository with its reads served from the shared cache: every write invalidates
- * the lists and the product it touched once it has committed (each statement commits on
- * its own), so no instance serves a read older than the write after it has answered.
+ * what it made stale (the lists, and the product it changed) once it has committed (each
+ * statement commits on its own), so no instance serves a read older than the write after
+ * it has answered.
  */
 export function withReadCache(
   repository: ProductsRepository,
