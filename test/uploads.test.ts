@@ -3,7 +3,7 @@ import v8 from 'node:v8'
 import vm from 'node:vm'
 import { count, eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { uploadChunks, uploads } from '../src/db/schema.js'
+import { products, uploadChunks, uploads } from '../src/db/schema.js'
 import { requestedRange } from '../src/domains/uploads/byte-ranges.js'
 import { safeName } from '../src/domains/uploads/uploads-handlers.js'
 import { backends } from './helpers/backends.js'
@@ -339,6 +339,37 @@ describe.each(backends)('uploads on $name', (backend) => {
       const response = await post(whole.subarray(0, whole.length - 20))
       expect(response.status).toBe(400)
       expect(await rowCounts()).toEqual(before)
+    })
+
+    it('refuses a multipart body sent to any other operation with 415, storing nothing', async () => {
+      const { db } = server.testDatabase.database
+      const productCount = async () => (await db.select({ n: count() }).from(products))[0]?.n
+      const before = [await rowCounts(), await productCount()]
+      const response = await fetch(`${server.baseUrl}/products`, {
+        method: 'POST',
+        body: multipart(fileOf('{"name":"Lamp","price":1,"category":"c"}')),
+        headers: { 'content-type': MULTIPART, authorization: `Bearer ${admin}` },
+      })
+      expect(response.status).toBe(415)
+      const body = (await response.json()) as { error: { code: string } }
+      expect(body.error.code).toBe('UNSUPPORTED_MEDIA_TYPE')
+      expect([await rowCounts(), await productCount()]).toEqual(before)
+    })
+
+    it("runs the multipart plugin's hooks on the upload alone", () => {
+      // Fastify's route tree: each route's line, then a line per kind of hook it runs.
+      const tree = server.app.printRoutes({ includeHooks: true, commonPrefix: false }).split('\n')
+      const onResponseHooks = (route: string) => {
+        const hooks = []
+        for (const line of tree.slice(tree.findIndex((each) => each.includes(route)) + 1)) {
+          if (!line.includes('•')) break
+          hooks.push(line)
+        }
+        const line = hooks.find((each) => each.includes('(onResponse)')) ?? '[]'
+        return (JSON.parse(line.slice(line.indexOf('['))) as string[]).length
+      }
+      expect(onResponseHooks('/products (POST)')).toBeGreaterThan(0)
+      expect(onResponseHooks('/upload (POST)')).toBe(onResponseHooks('/products (POST)') + 1)
     })
 
     it('refuses a JSON body with 415, and an anonymous upload with 401', async () => {

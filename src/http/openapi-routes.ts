@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs'
 import multipart from '@fastify/multipart'
 import type { FastifyInstance, FastifyRequest, RouteHandlerMethod } from 'fastify'
 import openapiGlue from 'fastify-openapi-glue'
+import { parse } from 'yaml'
 import { openapiPath } from '../paths.js'
 import { badRequest, unsupportedMediaType } from '../platform/errors.js'
 import type { OperationId, ServiceHandlers } from './operations.js'
@@ -27,11 +29,6 @@ async function openapiRoutes(app: FastifyInstance, options: OpenapiRoutesOptions
   // names (text/plain answers too), finds one and does not warn.
   app.removeContentTypeParser('text/plain')
   app.addContentTypeParser(RESPONSE_ONLY_MEDIA_TYPES, refuseBody)
-  // Multipart bodies (file uploads) are parsed by their handlers, part by part, as they
-  // stream in; one part, the file, under its size limit.
-  await app.register(multipart, {
-    limits: { fileSize: options.uploadMaxBytes, files: 1, fields: 0, parts: 1, headerPairs: 20 },
-  })
   // The glue checks security in preHandler, after the body is validated; a caller
   // without a token must hear 401, not what is wrong with its body, so check first: on
   // request, or, for a signature over the body's bytes, once they are read.
@@ -55,8 +52,8 @@ async function openapiRoutes(app: FastifyInstance, options: OpenapiRoutesOptions
       route.preValidation = [route.preValidation ?? [], requireBody].flat() as never
     }
   })
-  await app.register(openapiGlue, {
-    specification: specificationPath,
+  const glue = (specification: OpenapiDocument) => ({
+    specification,
     securityHandlers: {
       ...options.securityHandlers,
       // The glue would answer 401 to every request of a scheme without a handler;
@@ -73,6 +70,47 @@ async function openapiRoutes(app: FastifyInstance, options: OpenapiRoutesOptions
       return handler as unknown as RouteHandlerMethod
     },
   })
+  const { streamed, parsed } = splitByBody(parse(readFileSync(specificationPath, 'utf8')))
+  await app.register(async (json) => {
+    await json.register(openapiGlue, glue(parsed))
+  })
+  // Multipart bodies (file uploads) are parsed by their handlers, part by part, as they
+  // stream in; one part, the file, under its size limit. The plugin's hooks (which clean
+  // up files saved to disk) run on these operations alone; a multipart body sent to any
+  // other finds no parser there, and is refused with 415.
+  await app.register(async (uploads) => {
+    await uploads.register(multipart, {
+      limits: { fileSize: options.uploadMaxBytes, files: 1, fields: 0, parts: 1, headerPairs: 20 },
+    })
+    await uploads.register(openapiGlue, glue(streamed))
+  })
+}
+
+interface OpenapiDocument {
+  paths: Record<string, Record<string, unknown>>
+}
+
+const HTTP_METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'])
+
+/**
+ * The description in two: the operations whose body streams as multipart/form-data, and
+ * the rest. Each keeps everything else (components, security), so each is valid alone.
+ */
+function splitByBody(specification: OpenapiDocument) {
+  const part = (streams: boolean): OpenapiDocument => ({
+    ...specification,
+    paths: Object.fromEntries(
+      Object.entries(specification.paths).flatMap(([path, item]) => {
+        const kept = Object.entries(item).filter(
+          ([key, operation]) =>
+            !HTTP_METHODS.has(key) ||
+            multipartOnly((operation as { requestBody?: unknown }).requestBody) === streams,
+        )
+        return kept.some(([key]) => HTTP_METHODS.has(key)) ? [[path, Object.fromEntries(kept)]] : []
+      }),
+    ),
+  })
+  return { streamed: part(true), parsed: part(false) }
 }
 
 /** Media types the spec names for answers only: a request body sent as one is refused. */
@@ -92,7 +130,6 @@ async function refuseBody(request: FastifyRequest) {
 }
 
 async function requireBody(request: FastifyRequest) {
-  if (request.isMultipart()) throw unsupportedMediaType('The body must be sent as application/json')
   if (request.body === undefined) {
     throw badRequest('This operation needs a JSON body, sent as application/json')
   }
