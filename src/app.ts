@@ -46,7 +46,11 @@ export interface AppDependencies {
 
 /** The composition root: infrastructure comes in, a ready Fastify instance goes out. */
 export async function buildApp(deps: AppDependencies, config: Config) {
-  const versions = createVersionRouting()
+  const metrics = createServiceMetrics()
+  const versions = createVersionRouting({
+    v1Sunset: config.v1Sunset,
+    countApiRequest: metrics.countApiRequest,
+  })
   const app = Fastify({
     logger: deps.loggerInstance ? undefined : (deps.logger ?? { level: config.logLevel }),
     loggerInstance: deps.loggerInstance,
@@ -88,7 +92,7 @@ export async function buildApp(deps: AppDependencies, config: Config) {
     log: app.log,
     accessTokens,
     instanceId: randomUUID(),
-    metrics: createServiceMetrics(),
+    metrics,
   }
   const modules = (deps.modules ?? createDomainModules)(infrastructure)
   const { handlers, resolvers, loaders, socketObservers } = assembleModules(modules)
@@ -102,7 +106,7 @@ export async function buildApp(deps: AppDependencies, config: Config) {
   await app.register(errorHandler)
   await app.register(etag)
   await app.register(requestMetrics, { metrics: infrastructure.metrics })
-  await app.register(versioning, { v1Sunset: config.v1Sunset, metrics: infrastructure.metrics })
+  await app.register(versioning)
   if (config.maintenanceMode) await app.register(maintenance)
   if (config.rateLimit) {
     const { max, windowMs, credentialsMax } = config.rateLimit

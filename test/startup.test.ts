@@ -22,7 +22,7 @@ async function start(handlers: Partial<ServiceHandlers>, securityHandlers: objec
   await app.register(openapiRoutesPlugin, {
     handlers: handlers as ServiceHandlers,
     securityHandlers: securityHandlers as ReturnType<typeof createSecurityHandlers>,
-    versions: createVersionRouting(),
+    versions: createVersionRouting({ v1Sunset: undefined, countApiRequest: () => {} }),
     uploadMaxBytes: 1024,
   })
   await app.ready()

@@ -96,6 +96,21 @@ describe.each(backends)('API versions on $name', (backend) => {
   })
 
   describe('choosing the version', () => {
+    it('leaves what is not a REST operation unversioned, whatever version it names', async () => {
+      // Plain fetch: the API helper holds every answer to openapi.yaml, which has no /graphql.
+      const docs = await fetch(`${server.baseUrl}/docs/json`, { headers: { 'api-version': '3' } })
+      const graphql = await fetch(`${server.baseUrl}/graphql`, {
+        method: 'POST',
+        body: JSON.stringify({ query: '{ __typename }' }),
+        headers: { 'api-version': '3', 'content-type': 'application/json' },
+      })
+      for (const response of [docs, graphql]) {
+        expect(response.status).toBe(200)
+        expect(response.headers.get('api-version')).toBeNull()
+        expect(response.headers.get('vary') ?? '').not.toContain('api-version')
+      }
+    })
+
     it('answers v1 unprefixed by default, and says so', async () => {
       const { id } = await product('Default lamp')
       const response = await api().get(`/products/${id}`)

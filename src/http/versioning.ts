@@ -3,6 +3,7 @@ import type {
   FastifyInstance,
   FastifyReply,
   FastifyRequest,
+  onRequestHookHandler,
   RouteHandlerMethod,
   RouteOptions,
 } from 'fastify'
@@ -24,29 +25,33 @@ declare module 'fastify' {
     /** The REST API version that answers this request (1 on routes outside the REST API). */
     apiVersion: ApiVersion
   }
-  interface FastifyContextConfig {
-    /** An operation of openapi.yaml, served in every API version. */
-    versioned?: boolean
-  }
 }
 
 const VARY = 'Accept, api-version'
 
+/** Every request has a version: 1 unless an operation of the REST API negotiates another. */
+export const versioning = fp(
+  async (app: FastifyInstance) => {
+    app.decorateRequest('apiVersion', 1)
+  },
+  { name: 'versioning' },
+)
+
+export interface VersionRoutingOptions {
+  v1Sunset: Config['v1Sunset']
+  countApiRequest: ServiceMetrics['countApiRequest']
+}
+
 /**
- * Every request of an operation gets its version (see negotiateVersion), says it in its
- * answer, and a v1 answer says when v1 ends if the operator has set it.
+ * An operation's request gets its version (see negotiateVersion) and says it in its
+ * answer; a v1 answer says when v1 ends if the operator has set it.
  */
-async function versioningPlugin(
-  app: FastifyInstance,
-  { v1Sunset, metrics }: { v1Sunset: Config['v1Sunset']; metrics: ServiceMetrics },
-) {
-  app.decorateRequest('apiVersion', 1)
+function versionNegotiation({
+  v1Sunset,
+  countApiRequest,
+}: VersionRoutingOptions): onRequestHookHandler {
   const v1Headers = v1Sunset ? deprecationHeaders(v1Sunset) : {}
-  app.addHook('onRequest', (request, reply, done) => {
-    if (!request.routeOptions.config.versioned) {
-      done()
-      return
-    }
+  return function negotiate(request, reply, done) {
     const { headers } = request
     const version = negotiateVersion({
       path: request.raw.versionInPath,
@@ -55,16 +60,14 @@ async function versioningPlugin(
       contentType: headers['content-type'],
     })
     request.apiVersion = version
-    metrics.countApiRequest(version)
+    countApiRequest(version)
     sendAsJson(request)
     reply.header('api-version', String(version))
     reply.header('vary', VARY)
     if (version === 1) reply.headers(v1Headers)
     done()
-  })
+  }
 }
-
-export const versioning = fp(versioningPlugin, { name: 'versioning' })
 
 /** RFC 9745's Deprecation, RFC 8594's Sunset, and a Link to the migration notes. */
 function deprecationHeaders({ at, migrationUrl }: NonNullable<Config['v1Sunset']>) {
@@ -93,8 +96,9 @@ const rootOf = (path: string) => path.split(/[/?#]/, 2)[1] ?? ''
  * prefix is taken off the URL before routing (Fastify's `rewriteUrl`), for the paths of
  * the REST API only, so `/api/v1/graphql` stays unknown.
  */
-export function createVersionRouting() {
+export function createVersionRouting(options: VersionRoutingOptions) {
   const roots = new Set<string>()
+  const negotiate = versionNegotiation(options)
   return {
     rewriteUrl(request: IncomingMessage): string {
       const url = request.url ?? '/'
@@ -105,13 +109,15 @@ export function createVersionRouting() {
     },
 
     /**
-     * Makes an operation's route serve every version: its one handler answers as v1, and
-     * a v2 request gets that answer in v2's envelope, serialized by v2's schema. A request
-     * that named its version in the path finds what it created under that path too.
+     * Makes an operation's route serve every version: the request's version is negotiated
+     * first, its one handler answers as v1, and a v2 request gets that answer in v2's
+     * envelope, serialized by v2's schema. A request that named its version in the path
+     * finds what it created under that path too.
      */
     serveEveryVersion(route: RouteOptions): void {
       roots.add(rootOf(route.url))
-      route.config = { ...route.config, versioned: true }
+      // On these routes alone: a hook of every route would run on GraphQL's and the probes'.
+      route.onRequest = [negotiate, route.onRequest ?? []].flat()
       const envelopes = versionTwoSchemas(route.schema?.response as ResponseSchemas | undefined)
       const answer = route.handler as (...args: Parameters<RouteHandlerMethod>) => Promise<unknown>
       route.handler = async function answerInItsVersion(request, reply) {
