@@ -116,7 +116,7 @@ export function createVersionRouting(options: VersionRoutingOptions) {
      */
     serveEveryVersion(route: RouteOptions): void {
       roots.add(rootOf(route.url))
-      // On these routes alone: a hook of every route would run on GraphQL's and the probes'.
+      // On these routes alone: a hook of every request would run on GraphQL's and the docs'.
       route.onRequest = [negotiate, route.onRequest ?? []].flat()
       const envelopes = versionTwoSchemas(route.schema?.response as ResponseSchemas | undefined)
       const answer = route.handler as (...args: Parameters<RouteHandlerMethod>) => Promise<unknown>

@@ -21,9 +21,8 @@ export interface PresenceCounts {
   /**
    * Proves this instance alive, and counts out the users of instances that stopped
    * proving it, unless this one was as silent itself: those now offline everywhere are
-   * `departed`. Puts right what this
-   * instance's counts missed (an outage of the store, a counting out during a long
-   * pause): users it brings back online are `returned`.
+   * `departed`. Puts right what this instance's counts missed (an outage of the store, a
+   * counting out during a long pause): users it brings back online are `returned`.
    */
   heartbeat(): Promise<{ departed: Departure[]; returned: number[] }>
   /** Counts this instance's users out at once, as a dead one's would be. */
