@@ -23,6 +23,12 @@ function controlledRead() {
   }
 }
 
+/** A read that answers its id and how many times it has run, whichever cache ran it. */
+function countingRead() {
+  let reads = 0
+  return async (id: number) => ({ id, read: ++reads })
+}
+
 interface Storage {
   name: string
   /** A cache over the store; two of them see it as two instances do. */
@@ -75,11 +81,10 @@ describe.each(storages)('the read cache over $name', (storage) => {
 
   it('reads again after an invalidation of one of its references, and only then', async () => {
     const cache = await storage.cache()
-    let reads = 0
     const cached = cache.cached(
       'referenced',
       { references: (id: number) => ['all', `item:${id}`] },
-      async (id: number) => ({ id, read: ++reads }),
+      countingRead(),
     )
     expect(await cached(1)).toEqual({ id: 1, read: 1 })
     expect(await cached(2)).toEqual({ id: 2, read: 2 })
@@ -165,13 +170,9 @@ describe.runIf(redisUrl)('the read cache shared through Redis', () => {
   it('finds a hit in one command that reads the versions with the entry, and serves it only if they match', async () => {
     const [reader, writer] = [await storage.cache(), await storage.cache()]
     const commands = (storage.connections.at(-2) as RedisConnections).commands
-    let reads = 0
+    const read = countingRead()
     const define = (cache: ReadCache) =>
-      cache.cached(
-        'one-trip',
-        { references: (id: number) => ['one-trip', `one-trip:${id}`] },
-        async (id: number) => ({ id, read: ++reads }),
-      )
+      cache.cached('one-trip', { references: (id: number) => ['one-trip', `one-trip:${id}`] }, read)
     const [onReader, onWriter] = [define(reader), define(writer)]
     const sent = { mget: vi.spyOn(commands, 'mget'), get: vi.spyOn(commands, 'get') }
     const commandsOf = async (read: () => Promise<unknown>) => {
@@ -204,11 +205,10 @@ describe.runIf(redisUrl)('the read cache shared through Redis', () => {
   it('sends the invalidations asked for in one turn as one command per reference', async () => {
     const [writer, reader] = [await storage.cache(), await storage.cache()]
     const commands = (storage.connections.at(-2) as RedisConnections).commands
-    let reads = 0
     const onReader = reader.cached(
       'gathered',
       { references: (id: number) => ['gathered', `gathered:${id}`] },
-      async (id: number) => ({ id, read: ++reads }),
+      countingRead(),
     )
     expect(await onReader(1)).toEqual({ id: 1, read: 1 })
     const set = vi.spyOn(commands, 'set')
