@@ -52,6 +52,11 @@ export function connectRedis({ url, keyPrefix, log }: RedisSettings): RedisConne
       // The commands of one turn of the event loop, from every request in it, go out in
       // one write: a write to a socket is most of what a command costs this process.
       enableAutoPipelining: true,
+      // But a SET goes out alone: the cache's version bumps are gathered into one SET a
+      // turn already, and its entries are stored once a miss. A pipeline of one command
+      // costs 30 µs more than the command alone; without it a create took a sixth less
+      // of this process's CPU.
+      autoPipeliningIgnoredCommands: ['set'],
     }),
     // Auto-pipelined too: the events of one loop turn go out in one write, in order.
     publisher: connect('publisher', { enableOfflineQueue: false, enableAutoPipelining: true }),
