@@ -175,10 +175,10 @@ describe.runIf(redisUrl)('the read cache shared through Redis', () => {
       cache.cached('one-trip', { references: (id: number) => ['one-trip', `one-trip:${id}`] }, read)
     const [onReader, onWriter] = [define(reader), define(writer)]
     const sent = { mget: vi.spyOn(commands, 'mget'), get: vi.spyOn(commands, 'get') }
-    const commandsOf = async (read: () => Promise<unknown>) => {
+    const commandsOf = async (request: () => Promise<unknown>) => {
       sent.mget.mockClear()
       sent.get.mockClear()
-      const result = await read()
+      const result = await request()
       return { result, mget: sent.mget.mock.calls.length, get: sent.get.mock.calls.length }
     }
 

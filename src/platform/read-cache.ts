@@ -180,8 +180,8 @@ function redisVersions(commands: Redis, ttlSeconds: number): Versions {
 
   async function setNewVersion(references: readonly string[]) {
     // One new version for every reference: new to each of them, and one draw from the
-    // entropy pool randomUUID keeps rather than a system call apiece. The commands go out
-    // together (auto-pipelined).
+    // entropy pool randomUUID keeps rather than a system call apiece. Each SET goes out on
+    // its own, not auto-pipelined (see redis.ts): most turns bump only `products`.
     const version = randomUUID()
     await Promise.all(
       references.map((reference) => commands.set(key(reference), version, 'EX', lifetime)),

@@ -53,7 +53,7 @@ export function connectRedis({ url, keyPrefix, log }: RedisSettings): RedisConne
       // one write: a write to a socket is most of what a command costs this process.
       enableAutoPipelining: true,
       // But a SET goes out alone: the cache's version bumps are gathered into one SET a
-      // turn already, and its entries are stored once a miss. A pipeline of one command
+      // turn already, and its entries are stored once per miss. A pipeline of one command
       // costs 30 µs more than the command alone; without it a create took a sixth less
       // of this process's CPU.
       autoPipeliningIgnoredCommands: ['set'],
