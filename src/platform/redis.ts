@@ -4,6 +4,12 @@ import { Redis, type RedisOptions } from 'ioredis'
 /** Reconnect backoff: 100 ms more per attempt, never more than 2 s between attempts. */
 const retryStrategy = (attempt: number) => Math.min(attempt * 100, 2000)
 const QUIT_TIMEOUT_MS = 1000
+/**
+ * How long Redis may stay silent while it owes an answer: far longer than it ever takes
+ * to answer, so only a Redis that has gone silent (a stopped process, a host or a network
+ * that drops packets) reaches it. See closeWhenSilent.
+ */
+const SILENCE_MS = 1000
 
 /**
  * The service's Redis clients, made in one place and handed to whatever needs Redis.
@@ -42,6 +48,7 @@ export function connectRedis({ url, keyPrefix, log }: RedisSettings): RedisConne
     // An ioredis client without an error listener crashes the process on the first
     // refused connection; an outage is logged and ridden out instead.
     client.on('error', (error: Error) => log.warn({ err: error, role }, 'redis connection error'))
+    closeWhenSilent(client, SILENCE_MS)
     return client
   }
   const connections = {
@@ -49,6 +56,9 @@ export function connectRedis({ url, keyPrefix, log }: RedisSettings): RedisConne
       keyPrefix,
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
+      // What was in flight when a connection closed waits for the next one to be ready,
+      // however long Redis stays away: it fails after this instead.
+      commandTimeout: SILENCE_MS,
       // The commands of one turn of the event loop, from every request in it, go out in
       // one write: a write to a socket is most of what a command costs this process.
       enableAutoPipelining: true,
@@ -59,7 +69,12 @@ export function connectRedis({ url, keyPrefix, log }: RedisSettings): RedisConne
       autoPipeliningIgnoredCommands: ['set'],
     }),
     // Auto-pipelined too: the events of one loop turn go out in one write, in order.
-    publisher: connect('publisher', { enableOfflineQueue: false, enableAutoPipelining: true }),
+    // The outbox publishes again what timed out.
+    publisher: connect('publisher', {
+      enableOfflineQueue: false,
+      enableAutoPipelining: true,
+      commandTimeout: SILENCE_MS,
+    }),
     subscriber: connect('subscriber', {}),
   }
   const clients = Object.values(connections)
@@ -81,6 +96,31 @@ export function connectRedis({ url, keyPrefix, log }: RedisSettings): RedisConne
       await Promise.all(clients.map(quit))
     },
   }
+}
+
+/**
+ * A Redis gone silent closes nothing, and ioredis would go on sending to it, each command
+ * then waiting out its commandTimeout. Once the client owes an answer, each silence may
+ * last about `silenceMs`; past it the connection is closed and ioredis reconnects, and
+ * until Redis answers again the client is not ready: its commands fail at once and the
+ * stores fail open, as when Redis is down.
+ */
+function closeWhenSilent(client: Redis, silenceMs: number) {
+  let heardAt = performance.now()
+  client.on('connect', () => {
+    heardAt = performance.now()
+    client.stream.on('data', () => {
+      heardAt = performance.now()
+    })
+  })
+  const watch = setInterval(() => {
+    const now = performance.now()
+    // Nothing owed: a quiet connection is not a silent Redis, and the clock starts over.
+    if (client.commandQueue.length === 0) heardAt = now
+    else if (now - heardAt > silenceMs) client.stream.destroy()
+  }, silenceMs / 4)
+  watch.unref()
+  client.on('end', () => clearInterval(watch))
 }
 
 /** QUIT lets pending replies arrive; a Redis that does not answer is cut off instead. */
