@@ -72,6 +72,8 @@ export async function tcpRelay(target: string) {
     },
 
     async restore() {
+      // Relaying already: piping again would deliver everything twice.
+      if (server?.listening && !stalled) return
       if (!server?.listening) await listen()
       stalled = false
       for (const pair of pairs) {
