@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 
 /**
  * postgres.js keeps its pool's connections in queues (open, busy, full) whose shift leaves
@@ -47,11 +47,6 @@ function slotsScannedBy(work: () => void): number {
 }
 
 describe("postgres.js's pool queue (patched)", () => {
-  const restore = Array.prototype.indexOf
-  afterEach(() => {
-    Array.prototype.indexOf = restore
-  })
-
   it('keeps first-in first-out order, removal and length', () => {
     const queue = Queue(['a', 'b', 'c', 'd'])
     expect(queue.shift()).toBe('a')

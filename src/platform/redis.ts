@@ -100,24 +100,22 @@ export function connectRedis({ url, keyPrefix, log }: RedisSettings): RedisConne
 
 /**
  * A Redis gone silent closes nothing, and ioredis would go on sending to it, each command
- * then waiting out its commandTimeout. Once the client owes an answer, each silence may
- * last about `silenceMs`; past it the connection is closed and ioredis reconnects, and
- * until Redis answers again the client is not ready: its commands fail at once and the
- * stores fail open, as when Redis is down.
+ * then waiting out its commandTimeout. A Redis that answers moves the client's oldest owed
+ * command on; once the same one has been owed for about `silenceMs`, the connection is
+ * closed and ioredis reconnects, and until Redis answers again the client is not ready:
+ * its commands fail at once and the stores fail open, as when Redis is down. Read from
+ * ioredis's queue each tick, so nothing is added to the path of a reply.
  */
 function closeWhenSilent(client: Redis, silenceMs: number) {
-  let heardAt = performance.now()
-  client.on('connect', () => {
-    heardAt = performance.now()
-    client.stream.on('data', () => {
-      heardAt = performance.now()
-    })
-  })
+  let oldest: unknown
+  let owedSince = 0
   const watch = setInterval(() => {
+    const head = client.commandQueue.peekFront()
     const now = performance.now()
-    // Nothing owed: a quiet connection is not a silent Redis, and the clock starts over.
-    if (client.commandQueue.length === 0) heardAt = now
-    else if (now - heardAt > silenceMs) client.stream.destroy()
+    if (head !== oldest) {
+      oldest = head
+      owedSince = now
+    } else if (head !== undefined && now - owedSince > silenceMs) client.stream.destroy()
   }, silenceMs / 4)
   watch.unref()
   client.on('end', () => clearInterval(watch))
