@@ -53,9 +53,10 @@ describe('the request line', () => {
   })
 
   it('carries what a client sent that needs escaping, and the Accept-Version header', async () => {
-    const [generic, written] = await requestLines({}, { 'accept-version': '2 "quoted" \\' })
+    const version = '2 "quoted" \\\tand é'
+    const [generic, written] = await requestLines({}, { 'accept-version': version })
     expect(timeless(written)).toBe(timeless(generic))
-    expect(JSON.parse(written).req.version).toBe('2 "quoted" \\')
+    expect(JSON.parse(written).req.version).toBe(version)
   })
 
   it("keeps the logger's level labels, timestamps and bindings", async () => {

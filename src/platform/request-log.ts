@@ -53,24 +53,39 @@ interface PinoInternals {
  * extra bindings still apply.
  */
 function writeCompletedLine(log: PinoInternals, request: FastifyRequest, reply: FastifyReply) {
-  const { socket } = request
+  const remotePort = request.socket?.remotePort
   const head = log[symbols.lsCacheSym][log.levels.values.info as number]
   log[symbols.streamSym].write(
     `${head}${log[symbols.timeSym]()}${log[symbols.chindingsSym]}` +
-      `,"reqId":${JSON.stringify(request.id)}` +
-      `,"req":{"method":${JSON.stringify(request.method)},"url":${JSON.stringify(request.url)}` +
+      `,"reqId":${quote(request.id)}` +
+      `,"req":{"method":${quote(request.method)},"url":${quote(request.url)}` +
       field('version', request.headers['accept-version']) +
       field('host', request.host) +
       field('remoteAddress', request.ip) +
-      field('remotePort', socket?.remotePort) +
+      (remotePort === undefined ? '' : `,"remotePort":${remotePort}`) +
       `},"res":{"statusCode":${reply.statusCode}},"responseTime":${reply.elapsedTime}` +
       `,"msg":"${COMPLETED}"${log[symbols.endSym]}`,
   )
 }
 
 /** A member of a JSON object after its first, or nothing when the value is undefined. */
-const field = (name: string, value: unknown) =>
-  value === undefined ? '' : `,"${name}":${JSON.stringify(value)}`
+function field(name: string, value: unknown) {
+  if (value === undefined) return ''
+  return `,"${name}":${typeof value === 'string' ? quote(value) : JSON.stringify(value)}`
+}
+
+/**
+ * JSON.stringify(value), without its set-up when nothing needs escaping, as in most of
+ * this line's strings (an id, a method, a path, an address): the set-up was 1,000
+ * instructions a string, six times a line.
+ */
+function quote(value: string): string {
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i)
+    if (code < 0x20 || code === 0x22 || code === 0x5c || code > 0x7e) return JSON.stringify(value)
+  }
+  return `"${value}"`
+}
 
 // A symbol of pino's that its typings leave out.
 const MSG_PREFIX = (symbols as unknown as Record<string, symbol>).msgPrefixSym as symbol
