@@ -96,8 +96,19 @@ export function validationDetails(errors: ErrorObject[], context: string): Error
   return details
 }
 
+/**
+ * `/items/0/name` as `items.0.name`, built without arrays, and without a search when the
+ * path has one segment, as most do (an invalid body has several: a few hundred
+ * instructions each).
+ */
+function dottedPath(instancePath: string): string {
+  if (instancePath.length === 0) return ''
+  const path = instancePath.slice(1)
+  return path.includes('/') ? path.replaceAll('/', '.') : path
+}
+
 function describe(error: ErrorObject): [field: string, message: string] {
-  const path = error.instancePath.split('/').slice(1).join('.')
+  const path = dottedPath(error.instancePath)
   const child = (name: string) => (path ? `${path}.${name}` : name)
   switch (error.keyword) {
     case 'required':
