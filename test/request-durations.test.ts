@@ -1,13 +1,12 @@
 import { Histogram, type Metric, Registry } from 'prom-client'
 import { describe, expect, it } from 'vitest'
-import { RequestDurations } from '../src/platform/request-durations.js'
+import { BUCKETS, RequestDurations } from '../src/platform/request-durations.js'
 
 /**
  * http_request_duration_seconds is kept by hand for speed: what a scraper reads must be
  * what prom-client's own Histogram, with the same buckets and labels, would write.
  */
 
-const BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 type Observation = [method: string, route: string, statusCode: number, seconds: number]
 
 function bothWritten(observations: Observation[]) {
@@ -19,7 +18,7 @@ function bothWritten(observations: Observation[]) {
     name: durations.name,
     help: durations.help,
     labelNames: ['method', 'route', 'status_code'],
-    buckets: BUCKETS,
+    buckets: [...BUCKETS],
     registers: [theirs],
   })
   for (const [method, route, statusCode, seconds] of observations) {

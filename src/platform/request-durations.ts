@@ -1,4 +1,7 @@
-const BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+/** The upper bounds of the buckets, in seconds. */
+export const BUCKETS: readonly number[] = [
+  0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+]
 
 type Labels = { method: string; route: string; status_code: number }
 
