@@ -186,29 +186,24 @@ describe.each(variants)('order events through the outbox on $label', ({ backend,
     expect((await notifications.until(1)).map((item) => item.notificationAdded.kind)).toEqual([
       'order.paid',
     ])
-    // Marked in the relay's transaction, which commits just after it delivered.
-    await expect
-      .poll(async () =>
-        (await outboxRows(topics)).map((row) => [row.id, row.publishedAt instanceof Date]),
-      )
-      .toEqual(
-        dead.neverPublished
-          .map((event) => [event.id, true])
-          .sort(([a], [b]) => Number(a) - Number(b)),
-      )
+    // Deleted in the relay's transaction, which commits just after it delivered.
+    await expect.poll(() => outboxRows(topics)).toEqual([])
   })
 
   it('hands a subscriber an order event once, however often it is published', async () => {
     const { orderId, updates } = await followedOrder()
-    expect((await moveTo(orderId, 'PAID')).status).toBe(200)
-    await updates.until(1)
+    const [adminRow] = await db().select().from(users).where(eq(users.email, ADMIN.email))
+    const dead = instanceThatDiesAfterCommit()
+    await dead.orders.setStatus({ userId: adminRow?.id ?? 0, role: 'admin' }, orderId, 'PAID')
     const topic = orderTopics.updated(orderId)
-    const [row] = await outboxRows([topic])
-    if (!row) throw new Error(`no outbox row for ${topic}`)
-    // At least once: a relay that died before marking its batch publishes the row again.
+    const event = dead.neverPublished.find((pending) => pending.topic === topic)
+    if (!event) throw new Error(`no event on ${topic}`)
+    // At least once: its publisher, and a relay, each died before deleting it (and the
+    // running server's relay publishes it a third time).
     for (let again = 0; again < 2; again += 1) {
-      await server.events.deliver(topic, row.payload as OrderUpdatedEvent, row.id)
+      await server.events.deliver(topic, event.payload as OrderUpdatedEvent, event.id)
     }
+    await updates.until(1)
     // A later event, the barrier: a repeat would have arrived before it.
     expect((await moveTo(orderId, 'SHIPPED')).status).toBe(200)
     await updates.until(2)

@@ -141,23 +141,17 @@ export const messages = pgTable(
 
 /**
  * Events written in the transaction of the change they report (the transactional outbox):
- * a rolled-back change leaves none, and a committed one is published by whichever
- * instance relays next, in id order; the id is the event id subscribers deduplicate on.
+ * a rolled-back change leaves none, and a committed one waits here until it has been
+ * published, by the instance that committed it or by whichever relays next, in id order;
+ * the id is the event id subscribers deduplicate on. A published event is deleted, so the
+ * table holds only what is yet to go out: one index, and no retention to prune.
  */
-export const outbox = pgTable(
-  'outbox',
-  {
-    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
-    topic: text('topic').notNull(),
-    payload: jsonb('payload').notNull(),
-    createdAt: instant('created_at').notNull().defaultNow(),
-    publishedAt: instant('published_at'),
-  },
-  (table) => [
-    index('outbox_unpublished_idx').on(table.id).where(sql`${table.publishedAt} is null`),
-    index('outbox_published_at_idx').on(table.publishedAt),
-  ],
-)
+export const outbox = pgTable('outbox', {
+  id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+  topic: text('topic').notNull(),
+  payload: jsonb('payload').notNull(),
+  createdAt: instant('created_at').notNull().defaultNow(),
+})
 
 export const orderStatuses = pgEnum('order_status', [
   'PENDING',

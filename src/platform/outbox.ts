@@ -1,4 +1,4 @@
-import { and, asc, inArray, isNull, lt, sql } from 'drizzle-orm'
+import { asc, inArray, lt, sql } from 'drizzle-orm'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Database, Executor } from '../db/client.js'
 import { outbox } from '../db/schema.js'
@@ -9,12 +9,12 @@ const BATCH = 100
 const POLL_MS = 1000
 /**
  * The relay leaves an event this young to the instance that committed it, which
- * publishes it at once and marks it a moment later; older and still unmarked, it was
+ * publishes it at once and deletes it a moment later; older and still there, it was
  * lost to a crash or an outage.
  */
 const STRAGGLER_AGE = sql`interval '2 seconds'`
-/** Events published after their commit are marked in batches, this often. */
-const MARK_EVERY_MS = 100
+/** Events published after their commit are deleted in batches, this often. */
+const DELETE_EVERY_MS = 100
 /** Another instance is relaying: try again shortly, its batch may have missed ours. */
 const BUSY_RETRY_MS = 5
 const BUSY_RETRIES = 20
@@ -28,8 +28,6 @@ const AFTER_OUTAGE_MS = 2500
 /** A caller waits for its events to go out at most this long; they go out later anyway. */
 const PUBLISH_WAIT_MS = 1000
 const STOP_WAIT_MS = 3000
-const RETENTION = sql`interval '1 hour'`
-const PRUNE_EVERY_MS = 60_000
 // Any constant shared by every instance (the migration lock is 72_817_311).
 const RELAY_LOCK = 72_817_312
 
@@ -58,8 +56,7 @@ export function createOutbox({ db, events, log }: OutboxDependencies) {
   let queued: Promise<void> | undefined
   let last: Promise<void> = Promise.resolve()
   let failing = false
-  let prunedAt = Date.now()
-  const marks = publishedMarks(db, log)
+  const published = publishedDeletions(db, log)
 
   /** One batch: the number published, or 'busy' when another instance holds the relay. */
   function relayBatch(): Promise<number | 'busy'> {
@@ -71,14 +68,14 @@ export function createOutbox({ db, events, log }: OutboxDependencies) {
       const rows = await tx
         .select()
         .from(outbox)
-        .where(and(isNull(outbox.publishedAt), lt(outbox.createdAt, sql`now() - ${STRAGGLER_AGE}`)))
+        .where(lt(outbox.createdAt, sql`now() - ${STRAGGLER_AGE}`))
         .orderBy(asc(outbox.id))
         .limit(BATCH)
-      const unmarked = rows.filter((row) => !marks.pending(row.id))
-      await Promise.all(unmarked.map((row) => events.deliver(row.topic, row.payload, row.id)))
+      const undeleted = rows.filter((row) => !published.pending(row.id))
+      await Promise.all(undeleted.map((row) => events.deliver(row.topic, row.payload, row.id)))
       if (rows.length > 0) {
         const ids = rows.map((row) => row.id)
-        await tx.update(outbox).set({ publishedAt: sql`now()` }).where(inArray(outbox.id, ids))
+        await tx.delete(outbox).where(inArray(outbox.id, ids))
       }
       return rows.length
     })
@@ -96,7 +93,6 @@ export function createOutbox({ db, events, log }: OutboxDependencies) {
       }
       if (failing) log.info('the outbox relay publishes again')
       failing = false
-      await pruneNowAndThen()
     } catch (error) {
       if (!failing) log.warn({ err: error }, 'the outbox relay cannot publish now; it will retry')
       failing = true
@@ -104,12 +100,6 @@ export function createOutbox({ db, events, log }: OutboxDependencies) {
   }
 
   const busUp = () => (events.upFor() ?? -1) >= AFTER_OUTAGE_MS
-
-  async function pruneNowAndThen() {
-    if (Date.now() - prunedAt < PRUNE_EVERY_MS) return
-    prunedAt = Date.now()
-    await db.delete(outbox).where(lt(outbox.publishedAt, sql`now() - ${RETENTION}`))
-  }
 
   /** Relays what is waiting; concurrent calls share the next relay that has not begun. */
   function relaySoon(): Promise<void> {
@@ -129,7 +119,7 @@ export function createOutbox({ db, events, log }: OutboxDependencies) {
     for (const event of pending) {
       try {
         await events.deliver(event.topic, event.payload, event.id)
-        marks.add(event.id)
+        published.add(event.id)
       } catch {
         return
       }
@@ -154,61 +144,60 @@ export function createOutbox({ db, events, log }: OutboxDependencies) {
     async start() {
       poller = setInterval(relaySoon, POLL_MS)
       poller.unref()
-      marks.start()
+      published.start()
       await relaySoon()
     },
 
-    /** Stops polling, marks what went out, and publishes what is left, as far as the bus allows. */
+    /** Stops polling, deletes what went out, and publishes what is left, as far as the bus allows. */
     async stop() {
       clearInterval(poller)
-      await marks.stop()
+      await published.stop()
       await settledWithin(relaySoon(), STOP_WAIT_MS)
     },
   }
 }
 
 /**
- * The ids published after their commit, marked published in one statement per batch
- * rather than one per event. Should marking fail, the relay publishes them again later,
- * which subscribers take as the repeats they are.
+ * The ids published after their commit, deleted in one statement per batch rather than
+ * one per event. Should deleting fail, the relay publishes them again later, which
+ * subscribers take as the repeats they are.
  */
-function publishedMarks(db: Database, log: FastifyBaseLogger) {
+function publishedDeletions(db: Database, log: FastifyBaseLogger) {
   let waiting = new Set<number>()
-  let marking = new Set<number>()
+  let deleting = new Set<number>()
   let timer: NodeJS.Timeout | undefined
   // The ids go as one array: drizzle's IN list built a parameter apiece, a batch's
   // hundreds of them, which was 2% of a sendMessage's CPU. It is written as an array
   // literal, which needs none of the array types the driver does not fetch (postgres.ts).
-  const markPublished = db
-    .update(outbox)
-    .set({ publishedAt: sql`now()` })
+  const deletePublished = db
+    .delete(outbox)
     .where(sql`${outbox.id} = any(${sql.placeholder('ids')}::bigint[])`)
-    .prepare('outbox_mark_published')
+    .prepare('outbox_delete_published')
 
-  async function markWaiting() {
+  async function deleteWaiting() {
     if (waiting.size === 0) return
-    marking = waiting
+    deleting = waiting
     waiting = new Set()
     try {
-      await markPublished.execute({ ids: `{${[...marking].join(',')}}` })
+      await deletePublished.execute({ ids: `{${[...deleting].join(',')}}` })
     } catch (error) {
-      log.warn({ err: error }, 'published events could not be marked; the relay will repeat them')
+      log.warn({ err: error }, 'published events could not be deleted; the relay will repeat them')
     } finally {
-      marking = new Set()
+      deleting = new Set()
     }
   }
 
   return {
     add: (id: number) => waiting.add(id),
-    /** Published here and not marked yet: not the relay's to publish. */
-    pending: (id: number) => waiting.has(id) || marking.has(id),
+    /** Published here and not deleted yet: not the relay's to publish. */
+    pending: (id: number) => waiting.has(id) || deleting.has(id),
     start() {
-      timer = setInterval(markWaiting, MARK_EVERY_MS)
+      timer = setInterval(deleteWaiting, DELETE_EVERY_MS)
       timer.unref()
     },
     async stop() {
       clearInterval(timer)
-      await markWaiting()
+      await deleteWaiting()
     },
   }
 }
