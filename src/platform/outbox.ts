@@ -71,8 +71,8 @@ export function createOutbox({ db, events, log }: OutboxDependencies) {
         .where(lt(outbox.createdAt, sql`now() - ${STRAGGLER_AGE}`))
         .orderBy(asc(outbox.id))
         .limit(BATCH)
-      const undeleted = rows.filter((row) => !published.pending(row.id))
-      await Promise.all(undeleted.map((row) => events.deliver(row.topic, row.payload, row.id)))
+      const notPublishedHere = rows.filter((row) => !published.pending(row.id))
+      await Promise.all(notPublishedHere.map((row) => events.deliver(row.topic, row.payload, row.id)))
       if (rows.length > 0) {
         const ids = rows.map((row) => row.id)
         await tx.delete(outbox).where(inArray(outbox.id, ids))
