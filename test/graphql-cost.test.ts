@@ -87,6 +87,11 @@ describe.each(backends)('GraphQL cost and document limits on $name', (backend) =
       const served = await graphql(server.baseUrl, BY_VARIABLE, { n: 10 })
       expect(served.body.errors).toBeUndefined()
       expect(served.body.data.a19).toHaveLength(10)
+      // Each cost is remembered per document and value: neither answer stands for the other.
+      const again = await graphql(server.baseUrl, BY_VARIABLE, { n: 1000 })
+      expect(again.body.errors?.[0]?.message).toMatch(COST_OF_ATTACK)
+      const overByOne = await graphql(server.baseUrl, BY_VARIABLE, { n: 251 })
+      expect(overByOne.body.errors?.[0]?.message).toMatch(/^The operation costs 5020;/)
     })
 
     it('counts a lookup by ids as long as its ids, literal or in a variable', async () => {
@@ -98,6 +103,8 @@ describe.each(backends)('GraphQL cost and document limits on $name', (backend) =
       expect(served.body.data.users).toHaveLength(24)
       const refused = await graphql(server.baseUrl, LOOKUP, { ids: ids(25) })
       expect(refused.body.errors?.[0]?.message).toMatch(/^The operation costs 5025;/)
+      const servedAgain = await graphql(server.baseUrl, LOOKUP, { ids: ids(24) })
+      expect(servedAgain.body.errors).toBeUndefined()
       const literal = await graphql(
         server.baseUrl,
         '{ users(ids: ["1", "2"]) { name posts { title } } }',

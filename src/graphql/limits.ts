@@ -150,10 +150,27 @@ function overCost(
   variables: Variables,
   maxCost: number,
 ) {
+  const cost = costOf(within, operation, variables)
+  return cost <= maxCost ? undefined : overCostError(cost, maxCost)
+}
+
+const overCostError = (cost: number, maxCost: number) =>
+  limitError(
+    `The operation costs ${cost}; the limit is ${maxCost}. A list costs its \`limit\` ` +
+      'times what is selected in it: ask for fewer items or fewer fields',
+  )
+
+/** What an operation may resolve; the names of the variables it read go into `reads`. */
+function costOf(
+  within: Operations,
+  operation: OperationDefinitionNode,
+  variables: Variables,
+  reads?: Set<string>,
+) {
   const root = within.schema.getRootType(operation.operation)
-  if (!root) return undefined
-  const sizeOf = listSizes(operation, variables)
-  const costOf = measureSelections(
+  if (!root) return 0
+  const sizeOf = listSizes(operation, variables, reads)
+  const measure = measureSelections(
     within,
     (field, parent, measure) => {
       const definition = fieldDefinition(parent, field)
@@ -166,12 +183,7 @@ function overCost(
     },
     (costs) => costs.reduce((sum, cost) => sum + cost, 0),
   )
-  const cost = costOf(operation.selectionSet, root)
-  if (cost <= maxCost) return undefined
-  return limitError(
-    `The operation costs ${cost}; the limit is ${maxCost}. A list costs its \`limit\` ` +
-      'times what is selected in it: ask for fewer items or fewer fields',
-  )
+  return measure(operation.selectionSet, root)
 }
 
 /** An Int literal's value; other values are graphql's to refuse, or a variable's to give. */
@@ -179,7 +191,7 @@ const intOf = (node: ValueNode | undefined) =>
   node?.kind === Kind.INT ? Number.parseInt(node.value, 10) : undefined
 
 /** How many items a list field asks for, with the operation's variables. */
-function listSizes(operation: OperationDefinitionNode, variables: Variables) {
+function listSizes(operation: OperationDefinitionNode, variables: Variables, reads?: Set<string>) {
   const defaults = new Map(
     (operation.variableDefinitions ?? []).map((definition) => [
       definition.variable.name.value,
@@ -187,6 +199,7 @@ function listSizes(operation: OperationDefinitionNode, variables: Variables) {
     ]),
   )
   const variableValue = (name: string) => {
+    reads?.add(name)
     // Not known yet: the smallest page, so the check only refuses what every value would.
     if (variables === undefined) return 1
     return name in variables ? variables[name] : defaults.get(name)
@@ -235,18 +248,55 @@ export const limitErrors = (
 ) => validate(schema, document, limitRules(variables, settings))
 
 /**
- * The cost alone, once the variables are known (HTTP: see plugin.ts); walked directly,
- * without a validation pass, as it runs for every request that has variables.
+ * The cost alone, once the variables are known (HTTP: see plugin.ts), for every request
+ * that has variables. A document's cost depends on its variables only through the values
+ * of those that give a list's size, so it is walked once per document and per such
+ * values: Mercurius hands the same parsed document to every execution of a query.
  */
-export function costErrors(schema: GraphQLSchema, document: DocumentNode, variables: Variables) {
-  const errors: GraphQLError[] = []
-  for (const definition of document.definitions) {
-    if (definition.kind !== Kind.OPERATION_DEFINITION) continue
-    const error = overCost({ schema, document }, definition, variables, LIMITS.cost)
-    if (error) errors.push(error)
+export function createCostCheck() {
+  const documents = new WeakMap<DocumentNode, { reads: string[]; costs: Map<string, number[]> }>()
+  return (schema: GraphQLSchema, document: DocumentNode, variables: Variables) => {
+    const within = { schema, document }
+    let known = documents.get(document)
+    if (!known) {
+      const reads = new Set<string>()
+      const costs = operationCosts(within, variables, reads)
+      known = { reads: [...reads], costs: new Map([[sizesKey(reads, variables), costs]]) }
+      documents.set(document, known)
+    }
+    const key = sizesKey(known.reads, variables)
+    let costs = known.costs.get(key)
+    if (!costs) {
+      costs = operationCosts(within, variables)
+      if (known.costs.size < SIZES_KEPT) known.costs.set(key, costs)
+    }
+    return costs
+      .filter((cost) => cost > LIMITS.cost)
+      .map((cost) => overCostError(cost, LIMITS.cost))
   }
-  return errors
 }
+
+/**
+ * The variables' values as listSizes tells them apart: a number, an array's length, null
+ * or absent, or anything else (which costs a default page).
+ */
+const sizesKey = (reads: Iterable<string>, variables: Variables) =>
+  Array.from(reads, (name) => {
+    if (variables === undefined || !(name in variables)) return 'absent'
+    const value = variables[name]
+    if (typeof value === 'number') return String(value)
+    if (Array.isArray(value)) return `[${value.length}]`
+    return value == null ? 'null' : 'other'
+  }).join()
+
+/** Costs remembered per document, for its most common sizes; others are walked each time. */
+const SIZES_KEPT = 16
+
+/** The cost of each operation of a document. */
+const operationCosts = (within: Operations, variables: Variables, reads?: Set<string>) =>
+  within.document.definitions
+    .filter((definition) => definition.kind === Kind.OPERATION_DEFINITION)
+    .map((operation) => costOf(within, operation, variables, reads))
 
 /**
  * Our limits, then graphql's rules: what every operation passes, whatever carries it. A

@@ -14,7 +14,7 @@ import { beforeExecution, createContextFactory } from './context.js'
 import { createDeprecationCounter } from './deprecations.js'
 import { acceptsGraphqlResponse, formatExecution, GRAPHQL_RESPONSE_TYPE } from './errors.js'
 import { graphiqlPlugin } from './graphiql.js'
-import { costErrors, limitErrors, parseOptions } from './limits.js'
+import { createCostCheck, limitErrors, parseOptions } from './limits.js'
 import { type GraphQLLoaders, loaderResolvers } from './loaders.js'
 import { bytesOverCap, tooLargeResult } from './response-cap.js'
 import type { SocketObserver } from './socket-seats.js'
@@ -162,6 +162,7 @@ export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOption
     refuseIfAny(limitErrors(schema, document, undefined, rules))
   })
   const countDeprecatedFields = createDeprecationCounter(options.countDeprecatedFieldUse)
+  const costErrors = createCostCheck()
   app.graphql.addHook('preExecution', async (schema, document, context, variables) => {
     beforeExecution(context)
     countDeprecatedFields(schema, document)
