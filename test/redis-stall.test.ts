@@ -62,6 +62,12 @@ describe.runIf(redisUrl)('a Redis that goes silent', () => {
     expect(list.body.data.map((each: { name: string }) => each.name)).toEqual(['During', 'Before'])
     const messages = await graphql(server.baseUrl, '{ messages(limit: 1) { id } }')
     expect(messages.body.errors).toBeUndefined()
+    // Stored and answered; its event is the outbox's to publish once Redis answers.
+    const sent = await graphql(
+      server.baseUrl,
+      'mutation { sendMessage(text: "during", author: "a", chatId: "stall") { text } }',
+    )
+    expect(sent.body).toEqual({ data: { sendMessage: { text: 'during' } } })
     expect((await answered('/ready')).status).toBe(503)
 
     await relay.restore()

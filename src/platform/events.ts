@@ -19,16 +19,22 @@ export interface LiveSubscriptionOptions {
  */
 export type Topic<Event> = string & { readonly event?: Event }
 
+/** What encodeURIComponent leaves as it is, but for its `!'()*`. */
+const UNENCODED = /^[\w.~-]*$/
+
 /**
  * An id as one level of a topic. Topics are `/`-separated and `+` and `#` are wildcards
  * (mqemitter's rules), so a chat named `+` must not follow every chat; `*`, `?` and `[`
  * are encoded as well, being Redis's pattern characters.
  */
 export const topicSegment = (id: string) =>
-  encodeURIComponent(id).replace(
-    /[!'()*]/g,
-    (character) => `%${character.charCodeAt(0).toString(16)}`,
-  )
+  // Most ids need no encoding, and this test costs a sixth of encoding them.
+  UNENCODED.test(id)
+    ? id
+    : encodeURIComponent(id).replace(
+        /[!'()*]/g,
+        (character) => `%${character.charCodeAt(0).toString(16)}`,
+      )
 
 /**
  * The publish/subscribe bus of the service: Mercurius's emitter, in-process or shared
@@ -57,8 +63,8 @@ export function createEventBus({
 
   /**
    * Hands an event to every subscriber of its topic, on every instance; rejects when the
-   * bus cannot take it now (Redis away), so that the caller can try again. Events that
-   * must not be lost go through the outbox, which does.
+   * bus cannot take it now (Redis away, or silent for a second: redis.ts), so that the
+   * caller can try again. Events that must not be lost go through the outbox, which does.
    */
   function deliver<Event>(topic: Topic<Event>, payload: Event, eventId?: number): Promise<void> {
     return new Promise((resolve, reject) => {

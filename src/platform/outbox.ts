@@ -25,8 +25,6 @@ const BUSY_RETRIES = 20
  * this long.
  */
 const AFTER_OUTAGE_MS = 2500
-/** A caller waits for its events to go out at most this long; they go out later anyway. */
-const PUBLISH_WAIT_MS = 1000
 const STOP_WAIT_MS = 3000
 // Any constant shared by every instance (the migration lock is 72_817_311).
 const RELAY_LOCK = 72_817_312
@@ -72,7 +70,9 @@ export function createOutbox({ db, events, log }: OutboxDependencies) {
         .orderBy(asc(outbox.id))
         .limit(BATCH)
       const notPublishedHere = rows.filter((row) => !published.pending(row.id))
-      await Promise.all(notPublishedHere.map((row) => events.deliver(row.topic, row.payload, row.id)))
+      await Promise.all(
+        notPublishedHere.map((row) => events.deliver(row.topic, row.payload, row.id)),
+      )
       if (rows.length > 0) {
         const ids = rows.map((row) => row.id)
         await tx.delete(outbox).where(inArray(outbox.id, ids))
@@ -137,9 +137,11 @@ export function createOutbox({ db, events, log }: OutboxDependencies) {
       return { id: row.id, topic, payload } satisfies PendingEvent<Event>
     },
 
-    /** Publishes events after their commit, in order; resolves when done, failed or after a second. */
-    publish: (pending: readonly PendingEvent[]) =>
-      settledWithin(publishNow(pending), PUBLISH_WAIT_MS),
+    /**
+     * Publishes events after their commit, in order; resolves when done or failed. A
+     * caller waits a second at most: the bus fails a publish Redis has not taken by then.
+     */
+    publish: publishNow,
 
     async start() {
       poller = setInterval(relaySoon, POLL_MS)
