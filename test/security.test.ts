@@ -59,6 +59,14 @@ describe.each(backends)('security on $name', (backend) => {
     expect(response.body.error.code).toBe('UNAUTHENTICATED')
   })
 
+  it.each(secured.filter((each) => each.method === 'GET'))(
+    'HEAD of $name answers 401 without a token, as the GET does',
+    async (operation) => {
+      const response = await fetch(`${server.baseUrl}${operation.path}`, { method: 'HEAD' })
+      expect(response.status).toBe(401)
+    },
+  )
+
   it.each(secured)('$name answers 401 with a forged token', async (operation) => {
     const response = await send(operation, 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.forged')
     expect(response.status).toBe(401)

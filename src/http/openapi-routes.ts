@@ -7,7 +7,7 @@ import { openapiPath } from '../paths.js'
 import { badRequest, unsupportedMediaType } from '../platform/errors.js'
 import type { OperationId, ServiceHandlers } from './operations.js'
 import { keepRawBody } from './raw-body.js'
-import type { SecurityHandlers } from './security.js'
+import { type SecurityHandlers, type SecurityRequirements, securityCheck } from './security.js'
 import type { VersionRouting } from './versioning.js'
 
 export const specificationPath = openapiPath
@@ -29,17 +29,24 @@ async function openapiRoutes(app: FastifyInstance, options: OpenapiRoutesOptions
   // names (text/plain answers too), finds one and does not warn.
   app.removeContentTypeParser('text/plain')
   app.addContentTypeParser(RESPONSE_ONLY_MEDIA_TYPES, refuseBody)
-  // The glue checks security in preHandler, after the body is validated; a caller
-  // without a token must hear 401, not what is wrong with its body, so check first: on
-  // request, or, for a signature over the body's bytes, once they are read.
+  const specification = parse(readFileSync(specificationPath, 'utf8')) as OpenapiDocument
+  const security = securityByRoute(specification, options.securityHandlers)
+  const { streamed, parsed } = splitByBody(specification)
+  // Security is checked here rather than by the glue, whose check runs in preHandler,
+  // after the body is validated: a caller without a token must hear 401, not what is
+  // wrong with its body. So on request, or, for a signature over the body's bytes, once
+  // they are read.
   app.addHook('onRoute', (route) => {
     options.versions.serveEveryVersion(route)
     const signedBody = route.config?.rawBody === true
     if (signedBody) route.preParsing = [route.preParsing ?? [], keepRawBody].flat() as never
-    if (route.preHandler) {
+    // The HEAD route Fastify adds for a GET is the GET's.
+    const method = route.method === 'HEAD' ? 'GET' : route.method
+    const requirements = security.get(`${method} ${route.url}`)
+    if (requirements) {
       const stage = signedBody ? 'preValidation' : 'onRequest'
-      route[stage] = [route[stage] ?? [], route.preHandler].flat() as never
-      route.preHandler = undefined
+      const check = securityCheck(requirements, options.securityHandlers)
+      route[stage] = [route[stage] ?? [], check].flat() as never
     }
     // A multipart body streams to its handler, which reads the parts itself: there is no
     // parsed body for the spec's schema of it to check.
@@ -54,15 +61,6 @@ async function openapiRoutes(app: FastifyInstance, options: OpenapiRoutesOptions
   })
   const glue = (specification: OpenapiDocument) => ({
     specification,
-    securityHandlers: {
-      ...options.securityHandlers,
-      // The glue would answer 401 to every request of a scheme without a handler;
-      // refusing to start says so at once.
-      initialize: async (schemes: Record<string, unknown>) => {
-        const missing = Object.keys(schemes).filter((name) => !(name in options.securityHandlers))
-        if (missing.length > 0) throw new Error(`Security schemes without a handler: ${missing}`)
-      },
-    },
     operationResolver: (operationId: string) => {
       const handler = options.handlers[operationId as OperationId]
       if (!handler) throw new Error(`openapi.yaml operation "${operationId}" has no handler`)
@@ -70,7 +68,6 @@ async function openapiRoutes(app: FastifyInstance, options: OpenapiRoutesOptions
       return handler as unknown as RouteHandlerMethod
     },
   })
-  const { streamed, parsed } = splitByBody(parse(readFileSync(specificationPath, 'utf8')))
   await app.register(async (json) => {
     await json.register(openapiGlue, glue(parsed))
   })
@@ -88,6 +85,28 @@ async function openapiRoutes(app: FastifyInstance, options: OpenapiRoutesOptions
 
 interface OpenapiDocument {
   paths: Record<string, Record<string, unknown>>
+  security?: SecurityRequirements
+}
+
+/**
+ * The security of every operation that has some, by method and Fastify's URL (`{id}` as
+ * `:id`, as the glue writes it). A scheme without a handler stops start-up: the service
+ * would otherwise refuse every request of its operations.
+ */
+function securityByRoute(specification: OpenapiDocument, handlers: SecurityHandlers) {
+  const routes = new Map<string, SecurityRequirements>()
+  for (const [path, item] of Object.entries(specification.paths)) {
+    for (const [method, operation] of Object.entries(item)) {
+      if (!HTTP_METHODS.has(method)) continue
+      const requirements =
+        (operation as { security?: SecurityRequirements }).security ?? specification.security
+      if (!requirements?.length) continue
+      const missing = requirements.flatMap(Object.keys).filter((scheme) => !(scheme in handlers))
+      if (missing.length > 0) throw new Error(`Security schemes without a handler: ${missing}`)
+      routes.set(`${method.toUpperCase()} ${path.replace(/{(\w+)}/g, ':$1')}`, requirements)
+    }
+  }
+  return routes
 }
 
 const HTTP_METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'])

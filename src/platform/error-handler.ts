@@ -13,7 +13,6 @@ import {
   type ErrorCode,
   internal,
   notFound,
-  unauthenticated,
   unavailable,
   unsupportedMediaType,
   validationFailed,
@@ -53,12 +52,6 @@ export const databaseUnavailable = () =>
 /** The one place where any failure becomes the spec's error envelope. */
 export function toAppError(error: FastifyError): AppError {
   if (error instanceof AppError) return error
-  const securityFailures = (error as { errors?: unknown }).errors
-  if (Array.isArray(securityFailures)) {
-    // fastify-openapi-glue's SecurityError wraps what bearerAuth threw, which says why.
-    const cause = securityFailures.find((each) => each instanceof AppError)
-    return cause ?? unauthenticated('A valid bearer token is required')
-  }
   const known = error.code ? FRAMEWORK_ERRORS[error.code] : undefined
   if (known) return known
   const status = error.statusCode ?? 500
