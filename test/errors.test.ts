@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { notFound, withoutStacks } from '../src/platform/errors.js'
 import { backends } from './helpers/backends.js'
 import { ADMIN, login, startServer, type TestServer } from './helpers/server.js'
 
@@ -132,5 +133,30 @@ describe.each(backends)('secrets in the logs on $name', (backend) => {
     } finally {
       await server.close()
     }
+  })
+})
+
+describe('errors that are answers', () => {
+  it('records no stack for what withoutStacks runs, and puts the limit back after a throw', () => {
+    const limit = Error.stackTraceLimit
+    const thrown = (() => {
+      try {
+        return withoutStacks(() => {
+          throw new Error('forged')
+        })
+      } catch (error) {
+        return error as Error
+      }
+    })()
+    expect(thrown.message).toBe('forged')
+    expect(thrown.stack?.split('\n')).toEqual(['Error: forged'])
+    expect(Error.stackTraceLimit).toBe(limit)
+    expect(new Error('a fault').stack?.split('\n').length).toBeGreaterThan(1)
+  })
+
+  it('makes AppErrors without a stack, and Errors all the same', () => {
+    const error = notFound('No product 7')
+    expect(error).toBeInstanceOf(Error)
+    expect(error.stack?.split('\n')).toEqual(['AppError: No product 7'])
   })
 })

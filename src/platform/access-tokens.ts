@@ -1,6 +1,6 @@
 import { createSigner, createVerifier } from 'fast-jwt'
 import type { components } from '../../generated/openapi.js'
-import { unauthenticated } from './errors.js'
+import { unauthenticated, withoutStacks } from './errors.js'
 import { setNewest } from './newest-entries.js'
 
 export type Role = components['schemas']['Role']
@@ -51,7 +51,7 @@ export function createAccessTokens({ secret, ttlSeconds }: AccessTokenSettings) 
       if (known) return known
       let claims: { sub?: unknown; role?: unknown; exp: number }
       try {
-        claims = verifier(token)
+        claims = withoutStacks(() => verifier(token))
       } catch {
         throw unauthenticated('The access token is invalid or expired')
       }

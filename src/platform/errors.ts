@@ -26,6 +26,21 @@ export class AppError extends Error {
   }
 }
 
+/**
+ * Runs `work` recording no stack for what it throws: for a library whose failures are
+ * answers to the caller (a forged token), where the stack is never read and recording it
+ * was half of what the failure cost.
+ */
+export function withoutStacks<T>(work: () => T): T {
+  const stackTraceLimit = Error.stackTraceLimit
+  Error.stackTraceLimit = 0
+  try {
+    return work()
+  } finally {
+    Error.stackTraceLimit = stackTraceLimit
+  }
+}
+
 export const badRequest = (message: string) => new AppError('BAD_REQUEST', 400, message)
 export const validationFailed = (details: ErrorDetails) =>
   new AppError('VALIDATION_ERROR', 400, 'The request breaks the rules of its fields', details)
