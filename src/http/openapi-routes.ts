@@ -1,6 +1,11 @@
 import { readFileSync } from 'node:fs'
 import multipart from '@fastify/multipart'
-import type { FastifyInstance, FastifyRequest, RouteHandlerMethod } from 'fastify'
+import type {
+  FastifyInstance,
+  FastifyRequest,
+  preValidationHookHandler,
+  RouteHandlerMethod,
+} from 'fastify'
 import openapiGlue from 'fastify-openapi-glue'
 import { parse } from 'yaml'
 import { openapiPath } from '../paths.js'
@@ -148,10 +153,10 @@ async function refuseBody(request: FastifyRequest) {
   )
 }
 
-async function requireBody(request: FastifyRequest) {
-  if (request.body === undefined) {
-    throw badRequest('This operation needs a JSON body, sent as application/json')
-  }
+/** Synchronous, as it runs on every write: an async hook costs a promise a request. */
+const requireBody: preValidationHookHandler = (request, _reply, done) => {
+  if (request.body !== undefined) return done()
+  done(badRequest('This operation needs a JSON body, sent as application/json'))
 }
 
 // Not wrapped in fastify-plugin: the onRoute hook above must stay in this scope.
