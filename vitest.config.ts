@@ -14,7 +14,9 @@ export default defineConfig({
     // and the databases as much as they compute, so at least three files in flight (on
     // two cores: 844 s → 577 s for the whole suite).
     maxWorkers: Math.max(3, availableParallelism() - 1),
-    testTimeout: 30_000,
+    // Many tests start a server of their own, on a fresh embedded database migrated from
+    // scratch: on a loaded two-core machine that alone has taken 30 s. They get a hook's time.
+    testTimeout: 60_000,
     hookTimeout: 60_000,
     // The slow-consumer suite measures the heap after a forced collection.
     execArgv: ['--expose-gc'],

@@ -37,7 +37,7 @@ describe.each(backends.slice(0, 1))('the docs in a real browser ($name)', (backe
     browser = await chromium.launch({ executablePath: CHROMIUM, args: QUIET })
     page = await browser.newPage()
     page.on('requestfailed', (request) => failedRequests.push(request.url()))
-  }, 60_000)
+  })
   afterAll(async () => {
     await browser?.close()
     await server?.close()
@@ -61,7 +61,7 @@ describe.each(backends.slice(0, 1))('the docs in a real browser ($name)', (backe
       ).toBe(true)
     }
     expect(failedRequests).toEqual([])
-  }, 60_000)
+  })
 
   it('renders the API description as prose: no line of it turned into a list', async () => {
     await page.goto(`${server.baseUrl}/docs`)
@@ -70,7 +70,7 @@ describe.each(backends.slice(0, 1))('the docs in a real browser ($name)', (backe
     expect(await description.locator('ol, ul, h1, h2, h3, blockquote').count()).toBe(0)
     const text = (await description.textContent())?.replace(/\s+/g, ' ')
     expect(text).toContain('answers 304 (Not Modified)')
-  }, 60_000)
+  })
 
   it('opens GraphiQL, on a first visit, on the chat example', async () => {
     // A page of its own is a browser context of its own: nothing stored from other tests.
@@ -84,7 +84,7 @@ describe.each(backends.slice(0, 1))('the docs in a real browser ($name)', (backe
     expect(text).toContain('messageAdded(chatId: "demo")')
     expect(text).toBe(DEFAULT_QUERY)
     await fresh.close()
-  }, 60_000)
+  })
 
   /** GraphiQL with a query already in its editor (GraphiQL keeps it in localStorage). */
   async function openGraphiql(target: Page, query: string) {
@@ -103,7 +103,7 @@ describe.each(backends.slice(0, 1))('the docs in a real browser ($name)', (backe
       .poll(() => page.textContent('.graphiql-response'), { timeout: 20_000 })
       .toContain('seen in GraphiQL')
     expect(failedRequests).toEqual([])
-  }, 60_000)
+  })
 
   it('shows, in a GraphiQL subscription, a message sent from another tab', async () => {
     const watcher = await browser.newPage()
@@ -119,5 +119,5 @@ describe.each(backends.slice(0, 1))('the docs in a real browser ($name)', (backe
     await expect
       .poll(() => watcher.textContent('.graphiql-response'), { timeout: 20_000 })
       .toContain('hello from the other tab')
-  }, 60_000)
+  })
 })

@@ -44,7 +44,7 @@ describe.each(backends)('the chat list plans on $name', (backend) => {
       from generate_series(1, 30000) as n`)
     await testDatabase.database.db.execute(sql`analyze messages`)
     repository = createMessagesRepository(testDatabase.database.db)
-  }, 60_000)
+  })
   afterAll(() => testDatabase?.drop())
 
   it.each([

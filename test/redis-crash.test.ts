@@ -61,5 +61,5 @@ describe.runIf(redisUrl).each(backends)('a Redis that crashes on $name', (backen
     )
     subscription.dispose()
     await client.dispose()
-  }, 60_000)
+  })
 })

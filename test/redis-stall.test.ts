@@ -79,5 +79,5 @@ describe.runIf(redisUrl)('a Redis that goes silent', () => {
       })
       .toBe(2)
     expect(server.redis?.commands.status).toBe('ready')
-  }, 60_000)
+  })
 })

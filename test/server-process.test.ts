@@ -22,7 +22,7 @@ describe('the server process', () => {
     expect(records).toContainEqual(
       expect.objectContaining({ level: 30, msg: expect.stringMatching(/^REST API at /) }),
     )
-  }, 60_000)
+  })
 
   it('refuses to start on an invalid LOG_FORMAT, naming it', async () => {
     const { child, output } = startProcess({ LOG_FORMAT: 'yaml' })

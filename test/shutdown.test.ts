@@ -67,5 +67,5 @@ describe('SIGTERM', () => {
     expect(records).toContainEqual(expect.objectContaining({ msg: 'shut down' }))
     expect(server.output.stderr).not.toMatch(/killed by timeout/)
     agent.destroy()
-  }, 60_000)
+  })
 })
