@@ -158,5 +158,10 @@ describe('errors that are answers', () => {
     const error = notFound('No product 7')
     expect(error).toBeInstanceOf(Error)
     expect(error.stack?.split('\n')).toEqual(['AppError: No product 7'])
+    expect(error).toMatchObject({ name: 'AppError', message: 'No product 7', statusCode: 404 })
+    expect(String(error)).toBe('AppError: No product 7')
+    expect(() => {
+      throw error
+    }).toThrow(Error)
   })
 })

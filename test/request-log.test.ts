@@ -1,7 +1,7 @@
 import Fastify from 'fastify'
 import type { LoggerOptions } from 'pino'
 import { afterEach, describe, expect, it } from 'vitest'
-import { RequestLog } from '../src/platform/request-log.js'
+import { millisecondsText, RequestLog } from '../src/platform/request-log.js'
 
 /** A server that logs a request line, as ours does, into `lines`; the route says `ok`. */
 async function serve(logger: LoggerOptions, lines: string[]) {
@@ -99,5 +99,14 @@ describe('the request line', () => {
     const response = await app.inject({ method: 'GET', url: '/' })
     expect(response.json()).toEqual({ ok: true })
     await lineWritten
+  })
+
+  it('writes the duration to the microsecond, as JSON writes the rounded number', () => {
+    const durations = [0, 0.0004, 0.0005, 0.001, 0.01, 0.09, 0.1, 1, 1.05, 1.5, 1.005, 12.345]
+    for (let i = 0; i < 1000; i++) durations.push(Math.random() * 10 ** (i % 6))
+    for (const milliseconds of durations) {
+      const rounded = Math.round(milliseconds * 1000) / 1000
+      expect(millisecondsText(milliseconds)).toBe(JSON.stringify(rounded))
+    }
   })
 })

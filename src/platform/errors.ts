@@ -7,24 +7,25 @@ export type ErrorDetails = Record<string, string[]>
  * Every failure the service means to report: a code and a status from the spec's
  * error catalogue. Anything else that escapes a handler is an internal error.
  *
- * These are answers, not faults: no stack is captured, as walking it was a tenth of the
- * CPU a 400 cost under load. A fault behind a 5xx is logged as the error it was.
+ * These are answers, not faults: an Error by its prototype, made without Error's own
+ * constructor, whose native part (looking for a stack to capture) was 2% of what a 400
+ * cost. Its `stack` is its first line only, as an Error's with no trace recorded. A
+ * fault behind a 5xx is logged as the error it was.
  */
-export class AppError extends Error {
-  override name = 'AppError'
+export class AppError implements Error {
+  readonly name = 'AppError'
+  readonly stack: string
 
   constructor(
     readonly code: ErrorCode,
     readonly statusCode: number,
-    message: string,
+    readonly message: string,
     readonly details?: ErrorDetails,
   ) {
-    const stackTraceLimit = Error.stackTraceLimit
-    Error.stackTraceLimit = 0
-    super(message)
-    Error.stackTraceLimit = stackTraceLimit
+    this.stack = `${this.name}: ${message}`
   }
 }
+Object.setPrototypeOf(AppError.prototype, Error.prototype)
 
 /**
  * Runs `work` recording no stack for what it throws: for a library whose failures are
