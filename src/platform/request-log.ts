@@ -32,7 +32,7 @@ const facts = (request: FastifyRequest, reply: FastifyReply) => ({
   reqId: request.id,
   req: request,
   res: reply,
-  responseTime: Math.round(reply.elapsedTime * 1000) / 1000,
+  responseTime: microsecondsOf(reply.elapsedTime) / 1000,
 })
 
 /** The parts of a pino logger its own write reads to start and end a line. */
@@ -69,12 +69,15 @@ function writeCompletedLine(log: PinoInternals, request: FastifyRequest, reply: 
   )
 }
 
+/** The request line's precision: a duration in milliseconds, to the microsecond. */
+const microsecondsOf = (milliseconds: number) => Math.round(milliseconds * 1000)
+
 /**
  * Milliseconds to the microsecond, as JSON.stringify writes the rounded number, from
  * integers: V8 finds a fraction's shortest digits on a slow path (2,500 instructions).
  */
 export function millisecondsText(milliseconds: number): string {
-  const micros = Math.round(milliseconds * 1000)
+  const micros = microsecondsOf(milliseconds)
   const fraction = micros % 1000
   const whole = (micros - fraction) / 1000
   if (fraction === 0) return `${whole}`
