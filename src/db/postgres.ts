@@ -2,7 +2,14 @@ import type { Logger } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/postgres-js'
 import { migrate } from 'drizzle-orm/postgres-js/migrator'
 import postgres from 'postgres'
-import { type Database, type DatabaseHandle, migrationsFolder, PLANNER_SETTINGS } from './client.js'
+import {
+  type Database,
+  type DatabaseHandle,
+  migrationsFolder,
+  PLANNER_SETTINGS,
+  PREPARED_SETTINGS,
+  withPreparedStatementsOn,
+} from './client.js'
 import { withDeadlines } from './deadlines.js'
 import * as schema from './schema.js'
 import { silenceWatchedSockets } from './silence-watch.js'
@@ -26,38 +33,45 @@ const connectionOptions = (timeoutMs: number) => ({
   backoff: reconnectDelay,
 })
 
+/** Connections of each pool: the one drizzle runs on, and the prepared statements' own. */
+const POOL_SIZE = 10
+
 export async function openPostgres(
   url: string,
   timeoutMs: number,
   logger?: Logger,
 ): Promise<DatabaseHandle> {
+  const client = openPool(url, timeoutMs, PLANNER_SETTINGS)
+  const preparedClient = openPool(url, timeoutMs, PREPARED_SETTINGS)
+  const db = drizzle({ client, schema, ...(logger && { logger }) })
+  return {
+    kind: 'postgres',
+    db: withPreparedStatementsOn(db as unknown as Database, preparedClient),
+    migrate: () => migrateWithLock(url, timeoutMs),
+    ping: async () => {
+      await db.execute('select 1')
+    },
+    // Queries still running get two seconds; a shutdown must finish in bounded time.
+    close: async () => {
+      await Promise.all([client.end({ timeout: 2 }), preparedClient.end({ timeout: 2 })])
+    },
+  }
+}
+
+function openPool(url: string, timeoutMs: number, settings: Record<string, string>): postgres.Sql {
   const deadlineMs = timeoutMs + DEADLINE_GRACE_MS
-  const client = postgres(url, {
+  const pool = postgres(url, {
     ...connectionOptions(timeoutMs),
-    max: 10,
-    connection: { ...PLANNER_SETTINGS, statement_timeout: timeoutMs },
+    max: POOL_SIZE,
+    connection: { ...settings, statement_timeout: timeoutMs },
     socket: silenceWatchedSockets(deadlineMs),
     // No query of postgres.js's own on each new connection (the array types, which no
     // column here has): cut short by the watch, its rejection would go unhandled.
     fetch_types: false,
     // postgres.js documents `socket` but leaves it out of its types.
   } as postgres.Options<Record<string, never>>)
-  const db = drizzle({
-    // Through TLS the watch sees nothing: each statement then gets a deadline of its own.
-    client: client.options.ssl ? withDeadlines(client, deadlineMs) : client,
-    schema,
-    ...(logger && { logger }),
-  })
-  return {
-    kind: 'postgres',
-    db: db as unknown as Database,
-    migrate: () => migrateWithLock(url, timeoutMs),
-    ping: async () => {
-      await db.execute('select 1')
-    },
-    // Queries still running get two seconds; a shutdown must finish in bounded time.
-    close: () => client.end({ timeout: 2 }),
-  }
+  // Through TLS the watch sees nothing: each statement then gets a deadline of its own.
+  return pool.options.ssl ? withDeadlines(pool, deadlineMs) : pool
 }
 
 async function migrateWithLock(url: string, timeoutMs: number): Promise<void> {
