@@ -111,8 +111,9 @@ export const PLANNER_SETTINGS = {
  * The sessions prepareRows' statements run in, on Postgres: each is planned once, for any
  * values, and the plan kept. Left to choose, Postgres planned the chat list anew at every
  * call, because a plan for the chat at hand looked cheaper than one for any chat; that
- * planning was over a quarter of Postgres's CPU for a list of 50. The generic plans are the ones
- * these statements are written for (messages-plans.test.ts checks the chat list's).
+ * planning was over a quarter of Postgres's CPU for a list of 50. The generic plans are
+ * the ones these statements are written for (messages-plans.test.ts checks the chat
+ * list's).
  */
 export const PREPARED_SETTINGS = { ...PLANNER_SETTINGS, plan_cache_mode: 'force_generic_plan' }
 
