@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Database, prepareRows, rowsOf, unnamedRows } from '../src/db/client.js'
+import { type Database, prepareRows, unnamedRows } from '../src/db/client.js'
 import { backends, type TestDatabase } from './helpers/backends.js'
 
 type Mode = { mode: string }
@@ -37,9 +37,7 @@ describe.each(backends)('where statements are planned, on $name', (backend) => {
     const { db } = testDatabase.database
     const [unnamed] = await unnamedRows<Mode>(db, modeQuery(db))({})
     expect(unnamed?.mode).toBe('auto')
-    const [own] = rowsOf<Mode>(
-      await db.execute(sql`select current_setting('plan_cache_mode') as mode`),
-    )
+    const [own] = await modeQuery(db)
     expect(own?.mode).toBe('auto')
   })
 })
