@@ -1,4 +1,4 @@
-import { PGlite } from '@electric-sql/pglite'
+import { PGlite, types } from '@electric-sql/pglite'
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
 import type { Logger } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/pglite'
@@ -7,7 +7,11 @@ import { type Database, type DatabaseHandle, migrationsFolder, PLANNER_SETTINGS 
 import * as schema from './schema.js'
 
 export async function openPglite(dataDir: string, logger?: Logger): Promise<DatabaseHandle> {
-  const client = await PGlite.create(dataDir, { extensions: { pg_trgm } })
+  const client = await PGlite.create(dataDir, {
+    extensions: { pg_trgm },
+    serializers: { [types.BYTEA]: byteaText },
+    parsers: { [types.BYTEA]: byteaBytes },
+  })
   for (const [name, value] of Object.entries(PLANNER_SETTINGS)) {
     await client.query('select set_config($1, $2, false)', [name, value])
   }
@@ -22,4 +26,17 @@ export async function openPglite(dataDir: string, logger?: Logger): Promise<Data
     },
     close: () => client.close(),
   }
+}
+
+/*
+ * bytea as Postgres's hex text, through Buffer: PGlite's own conversions go a byte at a
+ * time through arrays of strings, and stored uploads at 2 MiB/s (a 256 KiB chunk took
+ * 125 ms to write and 25 to read, 20 and 3 this way).
+ */
+function byteaText(bytes: Uint8Array): string {
+  return `\\x${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex')}`
+}
+
+function byteaBytes(text: string): Buffer {
+  return Buffer.from(text.slice(2), 'hex')
 }
