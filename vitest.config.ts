@@ -10,6 +10,7 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
+    globalSetup: ['test/global-setup.ts'],
     // Vitest's default is one worker per core but one; the suites wait on sockets, timers
     // and the databases as much as they compute, so at least three files in flight (on
     // two cores: 844 s → 577 s for the whole suite).

@@ -1,8 +1,11 @@
 import { randomBytes } from 'node:crypto'
+import { readFile } from 'node:fs/promises'
 import type { Logger } from 'drizzle-orm'
 import postgres from 'postgres'
+import { inject } from 'vitest'
 import { loadConfig } from '../../src/config.js'
 import { type DatabaseHandle, openDatabase } from '../../src/db/client.js'
+import { openPglite } from '../../src/db/pglite.js'
 
 export interface TestDatabase {
   database: DatabaseHandle
@@ -41,15 +44,18 @@ if (process.env.CI === 'true' && !postgresUrl) {
 /** The service's own database settings, as a start without configuration gets them. */
 const defaults = loadConfig({})
 
+let migratedTemplate: Promise<Blob> | undefined
+
+/** The run's migrated embedded database (global-setup.ts), read once per test file. */
+function pgliteTemplate() {
+  migratedTemplate ??= readFile(inject('pgliteTemplatePath')).then((bytes) => new Blob([bytes]))
+  return migratedTemplate
+}
+
 const pglite: Backend = {
   name: 'pglite',
   async open(settings) {
-    const database = await openDatabase({
-      ...defaults,
-      dataDir: 'memory://',
-      logger: settings?.logger,
-    })
-    await database.migrate()
+    const database = await openPglite('memory://', settings?.logger, await pgliteTemplate())
     return {
       database,
       redisKeyPrefix: `test-${randomBytes(6).toString('hex')}:`,
@@ -64,7 +70,7 @@ function postgresBackend(adminUrl: string): Backend {
     async open(settings) {
       const name = `test_${randomBytes(6).toString('hex')}`
       const admin = postgres(adminUrl, { max: 1, onnotice: () => {} })
-      await admin.unsafe(`create database ${name}`)
+      await admin.unsafe(`create database ${name} template ${inject('postgresTemplate')}`)
       const url = new URL(adminUrl)
       url.pathname = `/${name}`
       const database = await openDatabase({
@@ -73,7 +79,6 @@ function postgresBackend(adminUrl: string): Backend {
         logger: settings?.logger,
         databaseUrl: url.href,
       })
-      await database.migrate()
       return {
         database,
         url: url.href,
