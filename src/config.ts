@@ -5,6 +5,10 @@ import { V1_DEPRECATED_AT } from './http/api-versions.js'
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 const LOG_FORMATS = ['pretty', 'json'] as const
+// scrypt with N=2^15 and r=8: 32 MiB and about 100 ms of CPU per hash. OWASP's floor is
+// 2^17 (128 MiB); 2^15 keeps a burst of logins within memory while staying well above
+// what offline cracking finds cheap. Lower costs only make test suites faster.
+const DEFAULT_PASSWORD_HASH_COST = 15
 
 const environmentSchema = {
   type: 'object',
@@ -26,6 +30,12 @@ const environmentSchema = {
     REFRESH_TOKEN_TTL: { type: 'integer', minimum: 1, default: 30 * 24 * 3600 },
     ADMIN_EMAIL: { type: 'string', pattern: '^[^@\\s]+@[^@\\s]+$' },
     ADMIN_PASSWORD: { type: 'string', minLength: 8, maxLength: 128 },
+    PASSWORD_HASH_COST: {
+      type: 'integer',
+      minimum: 10,
+      maximum: 17,
+      default: DEFAULT_PASSWORD_HASH_COST,
+    },
     LOG_LEVEL: { type: 'string', enum: LOG_LEVELS, default: 'info' },
     LOG_FORMAT: { type: 'string', enum: LOG_FORMATS },
     RATE_LIMIT_MAX: { type: 'integer', minimum: 0, default: 600 },
@@ -72,6 +82,7 @@ interface Environment {
   REFRESH_TOKEN_TTL: number
   ADMIN_EMAIL?: string
   ADMIN_PASSWORD?: string
+  PASSWORD_HASH_COST: number
   LOG_LEVEL: (typeof LOG_LEVELS)[number]
   LOG_FORMAT?: (typeof LOG_FORMATS)[number]
   RATE_LIMIT_MAX: number
@@ -186,6 +197,8 @@ export interface Config {
     refreshTokenTtlSeconds: number
     /** The admin to create or update at start; otherwise one is made only if none exists. */
     admin: { email: string; password: string } | undefined
+    /** log2 of scrypt's N for new password hashes; a stored hash keeps its own. */
+    passwordHashCost: number
   }
   /** Things worth telling the operator at start, such as a generated secret. */
   warnings: string[]
@@ -205,6 +218,11 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
   if (!values.JWT_SECRET) {
     warnings.push(
       'JWT_SECRET is not set: tokens are signed with a random secret and die with this process',
+    )
+  }
+  if (values.PASSWORD_HASH_COST < DEFAULT_PASSWORD_HASH_COST && values.NODE_ENV === 'production') {
+    throw new ConfigError(
+      `Invalid configuration: PASSWORD_HASH_COST below ${DEFAULT_PASSWORD_HASH_COST} is for tests, not NODE_ENV=production`,
     )
   }
   if (Boolean(values.ADMIN_EMAIL) !== Boolean(values.ADMIN_PASSWORD)) {
@@ -266,6 +284,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
         values.ADMIN_EMAIL && values.ADMIN_PASSWORD
           ? { email: values.ADMIN_EMAIL, password: values.ADMIN_PASSWORD }
           : undefined,
+      passwordHashCost: values.PASSWORD_HASH_COST,
     },
     warnings,
   }

@@ -24,7 +24,12 @@ describe('configuration', () => {
       presenceTimeoutMs: 30_000,
       metricsIntervalMs: 5000,
       metricsToken: undefined,
-      auth: { accessTokenTtlSeconds: 900, refreshTokenTtlSeconds: 2_592_000, admin: undefined },
+      auth: {
+        accessTokenTtlSeconds: 900,
+        refreshTokenTtlSeconds: 2_592_000,
+        admin: undefined,
+        passwordHashCost: 15,
+      },
     })
     expect(config.auth.jwtSecret.length).toBeGreaterThanOrEqual(32)
     expect(config.warnings).toEqual([expect.stringContaining('JWT_SECRET')])
@@ -193,6 +198,12 @@ describe('configuration', () => {
     [{ KEEP_ALIVE_TIMEOUT: '0' }, 'KEEP_ALIVE_TIMEOUT'],
     [{ ADMIN_EMAIL: 'root@example.com' }, 'ADMIN_PASSWORD'],
     [{ NODE_ENV: 'production' }, 'JWT_SECRET'],
+    [{ PASSWORD_HASH_COST: '9' }, 'PASSWORD_HASH_COST'],
+    [{ PASSWORD_HASH_COST: '18' }, 'PASSWORD_HASH_COST'],
+    [
+      { NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32), PASSWORD_HASH_COST: '14' },
+      'PASSWORD_HASH_COST',
+    ],
   ])('rejects %o, naming %s', (environment, variable) => {
     expect(() => loadConfig(environment)).toThrow(ConfigError)
     expect(() => loadConfig(environment)).toThrow(variable)

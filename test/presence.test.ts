@@ -248,6 +248,7 @@ describe.runIf(redisUrl).each(backends)('presence across instances on $name', (b
     const doomed = await startedProcess({
       ...testEnvironment,
       NODE_ENV: 'production',
+      PASSWORD_HASH_COST: '15',
       LOG_FORMAT: 'json',
       LOG_LEVEL: 'info',
       REDIS_URL: redisUrl as string,

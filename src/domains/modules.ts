@@ -11,6 +11,7 @@ import { createPaymentsModule } from './payments/payments-module.js'
 import { createPresenceModule } from './presence/presence-module.js'
 import { createReportsModule } from './reports/reports-module.js'
 import { createUploadsModule } from './uploads/uploads-module.js'
+import { createPasswords } from './users/password.js'
 import { createUsersModule } from './users/users-module.js'
 
 /**
@@ -19,8 +20,9 @@ import { createUsersModule } from './users/users-module.js'
  * an operation of openapi.yaml or a root field of schema.graphql has no module, or two.
  */
 export function createDomainModules(infrastructure: Infrastructure) {
-  const auth = createAuthModule(infrastructure)
-  const users = createUsersModule(infrastructure, { sessions: auth.sessions })
+  const passwords = createPasswords(infrastructure.config.auth.passwordHashCost)
+  const auth = createAuthModule(infrastructure, { passwords })
+  const users = createUsersModule(infrastructure, { sessions: auth.sessions, passwords })
   const catalog = createCatalogModule(infrastructure)
   const notifications = createNotificationsModule(infrastructure)
   const orders = createOrdersModule(infrastructure, {

@@ -3,7 +3,7 @@ import type { Database, Executor } from '../../db/client.js'
 import type { UserRow } from '../../db/schema.js'
 import type { AccessTokens, Principal } from '../../platform/access-tokens.js'
 import { unauthenticated } from '../../platform/errors.js'
-import { decoyHash, verifyPassword } from '../users/password.js'
+import type { Passwords } from '../users/password.js'
 import type { UsersRepository } from '../users/users-repository.js'
 import type { RefreshTokensRepository } from './refresh-tokens-repository.js'
 
@@ -20,6 +20,7 @@ interface AuthServiceDependencies {
   refreshTokens: RefreshTokensRepository
   accessTokens: AccessTokens
   refreshTokenTtlSeconds: number
+  passwords: Passwords
 }
 
 const hashToken = (token: string) => createHash('sha256').update(token).digest('hex')
@@ -27,7 +28,7 @@ const invalidRefreshToken = () =>
   unauthenticated('The refresh token is invalid, expired or revoked')
 
 export function createAuthService(deps: AuthServiceDependencies) {
-  const { db, users, refreshTokens, accessTokens } = deps
+  const { db, users, refreshTokens, accessTokens, passwords } = deps
 
   /** A new access token and refresh token; the refresh token joins the given session. */
   async function issuePair(
@@ -58,7 +59,7 @@ export function createAuthService(deps: AuthServiceDependencies) {
     async login(email: string, password: string): Promise<TokenPair> {
       const user = await users.findByEmail(email)
       // An unknown email costs a hash too, so timing does not reveal who has an account.
-      const valid = await verifyPassword(password, user?.passwordHash ?? decoyHash)
+      const valid = await passwords.verifyOrDecoy(password, user?.passwordHash)
       if (!user || !valid) throw unauthenticated('The email or password is wrong')
       return issuePair(user, randomUUID())
     },

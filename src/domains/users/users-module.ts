@@ -1,4 +1,5 @@
 import type { Infrastructure } from '../module.js'
+import type { Passwords } from './password.js'
 import { createPostHandlers } from './posts-handlers.js'
 import { createPostsRepository } from './posts-repository.js'
 import { createPostsService } from './posts-service.js'
@@ -13,10 +14,10 @@ import { createUsersService, type Sessions } from './users-service.js'
  */
 export function createUsersModule(
   { database, config, log }: Pick<Infrastructure, 'database' | 'config' | 'log'>,
-  { sessions }: { sessions: Sessions },
+  { sessions, passwords }: { sessions: Sessions; passwords: Passwords },
 ) {
   const repository = createUsersRepository(database.db)
-  const users = createUsersService({ db: database.db, users: repository, sessions })
+  const users = createUsersService({ db: database.db, users: repository, sessions, passwords })
   const posts = createPostsService({
     posts: createPostsRepository(database.db),
     users: repository,

@@ -6,7 +6,7 @@ import { isUniqueViolation } from '../../db/errors.js'
 import type { UserRow } from '../../db/schema.js'
 import { assertValidFields, conflict, notFound } from '../../platform/errors.js'
 import { readableTextProblem } from '../../platform/input-rules.js'
-import { hashPassword, verifyPassword } from './password.js'
+import type { Passwords } from './password.js'
 import type { UsersRepository } from './users-repository.js'
 
 export interface SignUp {
@@ -25,15 +25,16 @@ interface Dependencies {
   db: Database
   users: UsersRepository
   sessions: Sessions
+  passwords: Passwords
 }
 
 const GENERATED_ADMIN_EMAIL = 'admin@localhost'
 
-export function createUsersService({ db, users, sessions }: Dependencies) {
+export function createUsersService({ db, users, sessions, passwords }: Dependencies) {
   const newAdmin = async (email: string, password: string) => ({
     name: 'Administrator',
     email,
-    passwordHash: await hashPassword(password),
+    passwordHash: await passwords.hash(password),
     age: null,
     role: 'admin' as const,
   })
@@ -44,9 +45,9 @@ export function createUsersService({ db, users, sessions }: Dependencies) {
    * account must not refresh into an admin's access token.
    */
   async function bringToAdmin(existing: UserRow, password: string): Promise<boolean> {
-    const samePassword = await verifyPassword(password, existing.passwordHash)
+    const samePassword = await passwords.verify(password, existing.passwordHash)
     if (existing.role === 'admin' && samePassword) return false
-    const passwordHash = samePassword ? existing.passwordHash : await hashPassword(password)
+    const passwordHash = samePassword ? existing.passwordHash : await passwords.hash(password)
     await db.transaction(async (tx) => {
       await users.setCredentials(existing.id, { passwordHash, role: 'admin' }, tx)
       await sessions.endSessionsOf(existing.id, tx)
@@ -82,7 +83,7 @@ export function createUsersService({ db, users, sessions }: Dependencies) {
 
     async signUp({ password, age, ...fields }: SignUp): Promise<UserRow> {
       assertValidFields({ name: readableTextProblem(fields.name) })
-      const passwordHash = await hashPassword(password)
+      const passwordHash = await passwords.hash(password)
       try {
         return await users.insert({ ...fields, age: age ?? null, passwordHash, role: 'user' })
       } catch (error) {
