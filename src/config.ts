@@ -9,6 +9,8 @@ const LOG_FORMATS = ['pretty', 'json'] as const
 // 2^17 (128 MiB); 2^15 keeps a burst of logins within memory while staying well above
 // what offline cracking finds cheap. Lower costs only make test suites faster.
 const DEFAULT_PASSWORD_HASH_COST = 15
+/** The highest PASSWORD_HASH_COST, and so the most memory a stored hash may ask of scrypt. */
+export const MAX_PASSWORD_HASH_COST = 17
 
 const environmentSchema = {
   type: 'object',
@@ -33,7 +35,7 @@ const environmentSchema = {
     PASSWORD_HASH_COST: {
       type: 'integer',
       minimum: 10,
-      maximum: 17,
+      maximum: MAX_PASSWORD_HASH_COST,
       default: DEFAULT_PASSWORD_HASH_COST,
     },
     LOG_LEVEL: { type: 'string', enum: LOG_LEVELS, default: 'info' },

@@ -23,4 +23,11 @@ describe('password hashes', () => {
     expect(await passwords.verify('anything', '')).toBe(false)
     expect(await passwords.verifyOrDecoy('anything', undefined)).toBe(false)
   })
+
+  it('refuse a stored hash that asks scrypt for more memory than the highest cost', async () => {
+    const [, , r, p, salt, key] = (await passwords.hash('pw')).split('$')
+    await expect(
+      passwords.verify('pw', ['scrypt', 2 ** 20, r, p, salt, key].join('$')),
+    ).rejects.toThrow()
+  })
 })

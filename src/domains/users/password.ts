@@ -1,18 +1,24 @@
 import { randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from 'node:crypto'
+import { MAX_PASSWORD_HASH_COST } from '../../config.js'
 
 const BLOCK_SIZE = 8
 const KEY_LENGTH = 64
+// scrypt needs 128·N·r bytes, and Node refuses past 32 MiB unless told: room for the
+// highest cost, and no more, whatever N a stored hash names.
+const MAX_MEMORY = 256 * 2 ** MAX_PASSWORD_HASH_COST * BLOCK_SIZE
 
 function derive(
   password: string,
   salt: Buffer,
   { N, r, p }: Required<Pick<ScryptOptions, 'N' | 'r' | 'p'>>,
 ) {
-  // scrypt needs 128·N·r bytes; Node refuses past 32 MiB unless told.
-  const options = { N, r, p, maxmem: 256 * N * r }
   return new Promise<Buffer>((resolve, reject) => {
-    scrypt(password.normalize('NFKC'), salt, KEY_LENGTH, options, (error, key) =>
-      error ? reject(error) : resolve(key),
+    scrypt(
+      password.normalize('NFKC'),
+      salt,
+      KEY_LENGTH,
+      { N, r, p, maxmem: MAX_MEMORY },
+      (error, key) => (error ? reject(error) : resolve(key)),
     )
   })
 }
