@@ -3,7 +3,7 @@ import { drizzle } from 'drizzle-orm/postgres-js'
 import postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { seedProducts } from '../bench/seed.js'
-import type { Database } from '../src/db/client.js'
+import { type Database, rowsOf } from '../src/db/client.js'
 import * as schema from '../src/db/schema.js'
 import { products } from '../src/db/schema.js'
 import {
@@ -34,6 +34,33 @@ describe.each(backends)('query plans on 100k products on $name', (backend) => {
     repository = createProductsRepository(testDatabase.database.db)
   }, SEEDING_MS)
   afterAll(() => testDatabase?.drop())
+
+  it('starts from a seed whose per-category counts agree with its products, trigger back on', async () => {
+    const countsOf = (query: ReturnType<typeof sql>) =>
+      testDatabase.database.db
+        .execute(query)
+        .then((result) =>
+          Object.fromEntries(
+            rowsOf<{ category: string; live: number }>(result).map((row) => [
+              row.category,
+              Number(row.live),
+            ]),
+          ),
+        )
+    const counted = await countsOf(
+      sql`select category, count(*) as live from products group by category`,
+    )
+    expect(Object.keys(counted)).toHaveLength(50)
+    expect(
+      await countsOf(sql`select category, sum(live) as live from product_counts group by category`),
+    ).toEqual(counted)
+    const [trigger] = rowsOf<{ tgenabled: string }>(
+      await testDatabase.database.db.execute(
+        sql`select tgenabled from pg_trigger where tgname = 'products_count_live'`,
+      ),
+    )
+    expect(trigger?.tgenabled).toBe('O')
+  })
 
   it.each([
     ['the unfiltered list', {}],
