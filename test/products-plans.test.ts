@@ -89,6 +89,18 @@ describe.each(backends)('query plans on 100k products on $name', (backend) => {
     for (const scan of scans) expect(scan['Node Type']).not.toBe('Seq Scan')
   })
 
+  it('passes the rows before a deep page as stored, and writes out only the page', async () => {
+    const nodes = await planNodesOf(
+      testDatabase.database.db,
+      repository.listPageQuery({}, { page: 5000, limit: 10 }),
+      { verbose: true },
+    )
+    const [scan] = on(nodes, 'products')
+    expect(scan?.['Index Name']).toBe('products_live_order_idx')
+    expect(scan?.Output?.join()).not.toContain('to_char')
+    expect(nodes[0]?.Output?.join()).toContain('to_char')
+  })
+
   it('finds the matches of a search once, for its page and its total', async () => {
     const nodes = await planNodesOf(
       testDatabase.database.db,

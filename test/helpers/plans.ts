@@ -5,6 +5,8 @@ export interface PlanNode {
   'Node Type': string
   'Relation Name'?: string
   'Index Name'?: string
+  /** What the node gives the one above it: with `verbose` only. */
+  Output?: string[]
   Plans?: PlanNode[]
 }
 
@@ -14,10 +16,10 @@ const flatten = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).fla
 export async function planNodesOf(
   db: Executor,
   query: SQL | { getSQL(): SQL },
+  { verbose = false } = {},
 ): Promise<PlanNode[]> {
-  const rows = rowsOf<Record<string, unknown>>(
-    await db.execute(sql`explain (format json) ${query}`),
-  )
+  const options = verbose ? sql`(verbose, format json)` : sql`(format json)`
+  const rows = rowsOf<Record<string, unknown>>(await db.execute(sql`explain ${options} ${query}`))
   const plan = Object.values(rows[0] ?? {})[0]
   // postgres.js parses the JSON; PGlite gives its text.
   const [{ Plan }] = (typeof plan === 'string' ? JSON.parse(plan) : plan) as [{ Plan: PlanNode }]
