@@ -1,4 +1,4 @@
-import type { Client } from 'graphql-ws'
+import type { Client, ClientOptions } from 'graphql-ws'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { backends } from './helpers/backends.js'
 import { collect, subscriptionsActive, wsClient } from './helpers/graphql.js'
@@ -42,8 +42,8 @@ const variants = backends.flatMap((backend) => [
 function socketsOf(baseUrl: () => string) {
   const open: Client[] = []
   return {
-    async connect(accessToken?: string, url = baseUrl()) {
-      const client = wsClient(url, accessToken ? { authToken: accessToken } : undefined)
+    async connect(accessToken?: string, url = baseUrl(), options?: Partial<ClientOptions>) {
+      const client = wsClient(url, accessToken ? { authToken: accessToken } : undefined, options)
       await new Promise<void>((resolve, reject) => {
         client.on('connected', () => resolve())
         client.on('closed', (event) => reject(new Error(`closed: ${JSON.stringify(event)}`)))
@@ -244,9 +244,11 @@ describe.runIf(redisUrl).each(backends)('presence across instances on $name', (b
     const watcher = watch(await sockets.connect(admin), erin.user.id)
     await subscriptionsActive(first.events, 1)
 
-    // An instance in a process of its own, sharing the deployment's Redis and secret.
+    // An instance in a process of its own, sharing the deployment's Redis and secret, and
+    // its database where another process can reach it (PGlite's is in this one).
     const doomed = await startedProcess({
       ...testEnvironment,
+      ...(first.testDatabase.url !== undefined && { DATABASE_URL: first.testDatabase.url }),
       NODE_ENV: 'production',
       PASSWORD_HASH_COST: '15',
       LOG_FORMAT: 'json',
@@ -255,7 +257,8 @@ describe.runIf(redisUrl).each(backends)('presence across instances on $name', (b
       REDIS_KEY_PREFIX: first.testDatabase.redisKeyPrefix,
       PRESENCE_TIMEOUT_MS: String(PRESENCE_TIMEOUT_MS),
     })
-    await sockets.connect(erin.accessToken, doomed.baseUrl)
+    // Its socket closes abruptly (1006) when the instance is killed, as it should.
+    await sockets.connect(erin.accessToken, doomed.baseUrl, { onNonLazyError: () => {} })
     const [online] = await watcher.until(1)
     expect(online).toMatchObject({ userId: String(erin.user.id), online: true })
 

@@ -1,4 +1,4 @@
-import { type Client, createClient } from 'graphql-ws'
+import { type Client, type ClientOptions, createClient } from 'graphql-ws'
 import WebSocket from 'ws'
 
 export interface GraphQLResponse<Data = any> {
@@ -28,13 +28,18 @@ export async function graphql<Data = any>(
 export const wsUrl = (baseUrl: string) => `${baseUrl.replace(/^http/, 'ws')}/graphql`
 
 /** A graphql-ws client (graphql-transport-ws), without retries so failures show. */
-export function wsClient(baseUrl: string, connectionParams?: Record<string, unknown>): Client {
+export function wsClient(
+  baseUrl: string,
+  connectionParams?: Record<string, unknown>,
+  options: Partial<ClientOptions> = {},
+): Client {
   return createClient({
     url: wsUrl(baseUrl),
     webSocketImpl: WebSocket,
     connectionParams,
     retryAttempts: 0,
     lazy: false,
+    ...options,
   })
 }
 
