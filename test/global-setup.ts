@@ -43,7 +43,7 @@ async function pgliteTemplate(project: TestProject) {
 }
 
 async function postgresTemplate(project: TestProject, adminUrl: string) {
-  const name = `test_template_${randomBytes(6).toString('hex')}`
+  const name = `test_${randomBytes(6).toString('hex')}`
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} })
   await admin.unsafe(`create database ${name}`)
   const url = new URL(adminUrl)
@@ -52,8 +52,14 @@ async function postgresTemplate(project: TestProject, adminUrl: string) {
   await template.migrate()
   await template.close()
   project.provide('postgresTemplate', name)
+  // The template, and the test databases made from it (named `<template>_<id>`) that
+  // their suites left to drop in the background.
   return async () => {
-    await admin.unsafe(`drop database if exists ${name} with (force)`)
+    const databases = await admin<{ datname: string }[]>`
+      select datname from pg_database where datname like ${`${name}\\_%`} or datname = ${name}`
+    for (const { datname } of databases) {
+      await admin.unsafe(`drop database if exists ${datname} with (force)`)
+    }
     await admin.end()
   }
 }
