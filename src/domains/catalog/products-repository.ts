@@ -2,6 +2,7 @@ import {
   and,
   desc,
   eq,
+  getTableColumns,
   gte,
   ilike,
   isNull,
@@ -272,16 +273,7 @@ function listPageQuery(values: ListValues, executor: Executor) {
 }
 
 /** A page's rows as stored: written out only once the page is chosen (listPageQuery). */
-const pageColumns = {
-  id: products.id,
-  name: products.name,
-  price: products.price,
-  category: products.category,
-  stock: products.stock,
-  createdAt: products.createdAt,
-  updatedAt: products.updatedAt,
-  deletedAt: products.deletedAt,
-}
+const pageColumns = getTableColumns(products)
 
 /** The page read in the list's order, from an order index where it can, and the total apart. */
 function pageInOrder(values: ListValues, where: SQL | undefined, executor: Executor) {
