@@ -51,14 +51,15 @@ export function connectRedis({ url, keyPrefix, log }: RedisSettings): RedisConne
     closeWhenSilent(client, SILENCE_MS)
     return client
   }
+  /** A client whose callers never wait for Redis to come back (see failOwedOnClose). */
+  const failingFast = (role: string, options: RedisOptions) => {
+    const client = connect(role, { ...options, enableOfflineQueue: false })
+    failOwedOnClose(client)
+    return client
+  }
   const connections = {
-    commands: connect('commands', {
+    commands: failingFast('commands', {
       keyPrefix,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 1,
-      // What was in flight when a connection closed waits for the next one to be ready,
-      // however long Redis stays away: it fails after this instead.
-      commandTimeout: SILENCE_MS,
       // The commands of one turn of the event loop, from every request in it, go out in
       // one write: a write to a socket is most of what a command costs this process.
       enableAutoPipelining: true,
@@ -69,12 +70,9 @@ export function connectRedis({ url, keyPrefix, log }: RedisSettings): RedisConne
       autoPipeliningIgnoredCommands: ['set'],
     }),
     // Auto-pipelined too: the events of one loop turn go out in one write, in order.
-    // The outbox publishes again what timed out.
-    publisher: connect('publisher', {
-      enableOfflineQueue: false,
-      enableAutoPipelining: true,
-      commandTimeout: SILENCE_MS,
-    }),
+    // The outbox publishes again what failed.
+    publisher: failingFast('publisher', { enableAutoPipelining: true }),
+    // What a subscriber had in flight (a SUBSCRIBE) is sent again on the next connection.
     subscriber: connect('subscriber', {}),
   }
   const clients = Object.values(connections)
@@ -99,26 +97,54 @@ export function connectRedis({ url, keyPrefix, log }: RedisSettings): RedisConne
 }
 
 /**
- * A Redis gone silent closes nothing, and ioredis would go on sending to it, each command
- * then waiting out its commandTimeout. A Redis that answers moves the client's oldest owed
- * command on; once the same one has been owed for about `silenceMs`, the connection is
- * closed and ioredis reconnects, and until Redis answers again the client is not ready:
- * its commands fail at once and the stores fail open, as when Redis is down. Read from
- * ioredis's queue each tick, so nothing is added to the path of a reply.
+ * A Redis gone silent closes nothing, and ioredis would go on sending to it. A Redis that
+ * answers moves the client's oldest owed command on; once the same one has been owed for
+ * about `silenceMs`, the connection is closed and ioredis reconnects, and until Redis
+ * answers again the client is not ready: its commands fail at once and the stores fail
+ * open, as when Redis is down. Read from ioredis's queue each tick, so nothing is added to
+ * the path of a reply.
+ *
+ * Only the time this process ran counts. A tick that comes late was held up with the rest
+ * of the process (a long collection, a synchronous task), and timers run before a turn
+ * reads its sockets: the answer may be there, unread. Counted in wall time, a healthy
+ * Redis would be cut off after every such pause, and every instance fail open with it.
  */
 function closeWhenSilent(client: Redis, silenceMs: number) {
+  const tickMs = silenceMs / 4
   let oldest: unknown
-  let owedSince = 0
+  let owedFor = 0
+  let lastTick = performance.now()
   const watch = setInterval(() => {
-    const head = client.commandQueue.peekFront()
     const now = performance.now()
+    const ran = Math.min(now - lastTick, tickMs)
+    lastTick = now
+    const head = client.commandQueue.peekFront()
     if (head !== oldest) {
       oldest = head
-      owedSince = now
-    } else if (head !== undefined && now - owedSince > silenceMs) client.stream.destroy()
-  }, silenceMs / 4)
+      owedFor = 0
+    } else if (head !== undefined) {
+      owedFor += ran
+      if (owedFor >= silenceMs) client.stream.destroy()
+    }
+  }, tickMs)
   watch.unref()
   client.on('end', () => clearInterval(watch))
+}
+
+/**
+ * ioredis keeps what a closed connection still owed and sends it again once Redis is back,
+ * however long that takes. These commands fail instead: their callers fail open rather
+ * than wait, and a counter is not bumped behind the back of a caller that was already
+ * answered. The 'close' event comes a tick after the queue was set aside for resending,
+ * while it is still the connection's.
+ */
+function failOwedOnClose(client: Redis) {
+  client.on('close', () => {
+    const error = new Error('The connection to Redis closed before it answered')
+    for (let owed = client.commandQueue.shift(); owed; owed = client.commandQueue.shift()) {
+      owed.command.reject(error)
+    }
+  })
 }
 
 /** QUIT lets pending replies arrive; a Redis that does not answer is cut off instead. */

@@ -1,0 +1,71 @@
+import { randomBytes } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { pino } from 'pino'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { connectRedis, type RedisConnections } from '../src/platform/redis.js'
+import { redisRelay, redisUrl } from './helpers/redis.js'
+import type { TcpRelay } from './helpers/tcp-relay.js'
+
+/**
+ * The service's Redis connections tell a Redis gone silent from a process that was held
+ * up, and what they owed when they give up on a silent Redis fails rather than waits.
+ */
+const log = pino({ level: 'silent' })
+
+/** Holds this process's event loop, as a long collection or a synchronous task does. */
+function holdTheLoop(ms: number) {
+  const until = performance.now() + ms
+  while (performance.now() < until) {
+    // Nothing runs meanwhile: no timer, no read of a socket.
+  }
+}
+
+describe.runIf(redisUrl)("the service's Redis connections", () => {
+  let redis: RedisConnections | undefined
+  let relay: TcpRelay | undefined
+  const connected = async (url: string) => {
+    redis = connectRedis({ url, keyPrefix: `connections-${randomBytes(6).toString('hex')}:`, log })
+    const { commands } = redis
+    await vi.waitUntil(() => commands.status === 'ready')
+    return redis
+  }
+  afterEach(async () => {
+    await relay?.restore()
+    await redis?.close()
+    await relay?.close()
+    redis = undefined
+    relay = undefined
+  })
+
+  it('do not take a held-up process for a silent Redis: the answer that waited unread is taken', async () => {
+    const { commands } = await connected(redisUrl as string)
+    let reconnects = 0
+    commands.on('reconnecting', () => reconnects++)
+    // Redis answers after 400 ms; the watch sees the command owed before the loop is held.
+    const answered = commands.blpop('never-pushed', 0.4)
+    await sleep(300)
+    // Held after a turn's reads, as a request's handler would hold it: the next turn runs
+    // its timers before it reads the answer.
+    await new Promise(setImmediate)
+    holdTheLoop(1500)
+
+    await expect(answered).resolves.toBeNull()
+    expect(await commands.ping()).toBe('PONG')
+    expect(reconnects).toBe(0)
+    expect(commands.status).toBe('ready')
+  })
+
+  it('fail what a silent Redis owed, and do not send it again once Redis answers', async () => {
+    relay = await redisRelay(redisUrl as string)
+    const { commands } = await connected(relay.url)
+    relay.stall()
+
+    await expect(commands.incr('counted')).rejects.toThrow('closed before it answered')
+    // The stalled connection that held the INCR is dropped with what it held.
+    await relay.cut()
+    await relay.restore()
+    await vi.waitUntil(() => commands.status === 'ready', { timeout: 10_000 })
+    // A resent INCR would go ahead of this GET on the new connection.
+    expect(await commands.get('counted')).toBeNull()
+  })
+})
