@@ -7,6 +7,7 @@ import { openDatabase, rowsOf } from '../src/db/client.js'
 import { withDeadlines } from '../src/db/deadlines.js'
 import { MessageFramer, SilenceWatchedSocket } from '../src/db/silence-watch.js'
 import { backends, type TestDatabase } from './helpers/backends.js'
+import { holdTheLoop } from './helpers/hold-the-loop.js'
 import { type RelayedDatabase, relayedDatabase } from './helpers/relayed-database.js'
 import { type TcpRelay, tcpRelay } from './helpers/tcp-relay.js'
 
@@ -273,6 +274,18 @@ describe.runIf(postgres)('the watch on Postgres connections', () => {
     // The deadline is the statement timeout and a second more.
     await new Promise((resolve) => setTimeout(resolve, DATABASE_TIMEOUT_MS + 1500))
     expect(await backendPid()).toBe(first)
+  })
+
+  it('takes the answer that came while this process was held up past the deadline', async () => {
+    const first = await backendPid()
+    // Drizzle runs a statement once it is awaited, or then'd.
+    const answeredBy = database.database.db
+      .execute(sql`select pg_backend_pid() as pid from pg_sleep(0.2)`)
+      .then((result) => rowsOf<{ pid: number }>(result)[0]?.pid)
+    // Sent (postgres.js writes in an immediate), and not answered yet.
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    await holdTheLoop(DATABASE_TIMEOUT_MS + 1000 + 500)
+    expect(await answeredBy).toBe(first)
   })
 
   it('leaves a statement that runs too long to the server, and keeps the connection', async () => {

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { pino } from 'pino'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { connectRedis, type RedisConnections } from '../src/platform/redis.js'
+import { holdTheLoop } from './helpers/hold-the-loop.js'
 import { redisRelay, redisUrl } from './helpers/redis.js'
 import type { TcpRelay } from './helpers/tcp-relay.js'
 
@@ -11,14 +12,6 @@ import type { TcpRelay } from './helpers/tcp-relay.js'
  * up, and what they owed when they give up on a silent Redis fails rather than waits.
  */
 const log = pino({ level: 'silent' })
-
-/** Holds this process's event loop, as a long collection or a synchronous task does. */
-function holdTheLoop(ms: number) {
-  const until = performance.now() + ms
-  while (performance.now() < until) {
-    // Nothing runs meanwhile: no timer, no read of a socket.
-  }
-}
 
 describe.runIf(redisUrl)("the service's Redis connections", () => {
   let redis: RedisConnections | undefined
@@ -44,10 +37,7 @@ describe.runIf(redisUrl)("the service's Redis connections", () => {
     // Redis answers after 400 ms; the watch sees the command owed before the loop is held.
     const answered = commands.blpop('never-pushed', 0.4)
     await sleep(300)
-    // Held after a turn's reads, as a request's handler would hold it: the next turn runs
-    // its timers before it reads the answer.
-    await new Promise(setImmediate)
-    holdTheLoop(1500)
+    await holdTheLoop(1500)
 
     await expect(answered).resolves.toBeNull()
     expect(await commands.ping()).toBe('PONG')

@@ -71,6 +71,8 @@ export class SilenceWatchedSocket extends Socket {
   #received = new MessageFramer()
   #owed: number[] = []
   #silence: NodeJS.Timeout
+  /** Chunks received so far: whether anything came since the deadline passed. */
+  #heard = 0
   #started = false
   readonly #onSent = (type: number) => this.#asked(type)
   readonly #onReceived = (type: number) => this.#answered(type)
@@ -81,15 +83,27 @@ export class SilenceWatchedSocket extends Socket {
     // made itself while connecting (target_session_attrs), which nothing awaits, and the
     // process would die of the unhandled rejection. Closed, it fails what waited as
     // CONNECTION_CLOSED. A silent start-up is connect_timeout's, which ends sooner.
-    this.#silence = setTimeout(() => {
-      if (this.#owed.length > 0) this.destroy()
-    }, deadlineMs).unref()
+    this.#silence = setTimeout(() => this.#closeIfStillSilent(), deadlineMs).unref()
     this.on('data', (chunk: Buffer) => {
+      this.#heard++
       this.#received.read(chunk, this.#onReceived)
       // Each part of an answer restarts the clock: the database is slow, not silent.
       if (this.#owed.length > 0) this.#silence.refresh()
     })
     this.once('close', () => clearTimeout(this.#silence))
+  }
+
+  /**
+   * Timers run before a turn reads its sockets, so after this process was held up (a long
+   * collection, a synchronous task) the deadline passes with the answer unread. The
+   * verdict waits for this turn's reads: only a connection that still heard nothing closes.
+   */
+  #closeIfStillSilent() {
+    if (this.#owed.length === 0) return
+    const heard = this.#heard
+    setImmediate(() => {
+      if (this.#heard === heard) this.destroy()
+    })
   }
 
   // Writable's own hooks, not write(), which connect() puts back to net.Socket's.
