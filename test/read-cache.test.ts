@@ -230,7 +230,9 @@ describe.runIf(redisUrl)('the read cache shared through Redis', () => {
   })
 
   it('reads from the source while Redis is away; what a lost invalidation left expires with its TTL', async () => {
-    const cache = createReadCache({ ttlSeconds: 2, redis: viaRelay, log: silent })
+    const logged: { level: number; msg: string; failedInvalidations?: number }[] = []
+    const log = pino({ level: 'info' }, { write: (line: string) => logged.push(JSON.parse(line)) })
+    const cache = createReadCache({ ttlSeconds: 2, redis: viaRelay, log })
     let reads = 0
     const cached = cache.cached('outage', { references: () => ['outage'] }, async () => ({
       read: ++reads,
@@ -241,9 +243,21 @@ describe.runIf(redisUrl)('the read cache shared through Redis', () => {
     await vi.waitUntil(() => viaRelay.commands.status !== 'ready')
     expect(await cached(1)).toEqual({ read: 2 })
     expect(await cached(1)).toEqual({ read: 3 })
-    await expect(cache.invalidate(['outage'])).resolves.toBeUndefined()
+    for (let write = 0; write < 3; write++) {
+      await expect(cache.invalidate(['outage'])).resolves.toBeUndefined()
+    }
+    // One line for the outage, not one for each write.
+    expect(logged.map(({ level, msg }) => [level, msg])).toEqual([
+      [50, 'cache invalidation failed'],
+    ])
     await relay.restore()
     await vi.waitUntil(() => viaRelay.commands.status === 'ready', { timeout: 5000 })
+    await cache.invalidate(['elsewhere'])
+    expect(logged.at(-1)).toMatchObject({
+      level: 30,
+      msg: 'cache invalidations succeed again',
+      failedInvalidations: 3,
+    })
     // The entry of before the outage may still be served, but not past its two seconds.
     await vi.waitUntil(async () => (await cached(1)).read > 1, { timeout: 3500, interval: 100 })
     expect(await cached(1)).toEqual({ read: 4 })

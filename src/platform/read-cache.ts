@@ -84,6 +84,8 @@ export function createReadCache({ ttlSeconds, redis, log }: ReadCacheSettings): 
     return { ttlSeconds, cached: (_name, _options, read) => read, invalidate: async () => {} }
   }
   const cacheLog = log.child({ component: 'read-cache' })
+  /** Invalidations failed since the last that succeeded. */
+  let failedInARow = 0
   const versions = redis ? redisVersions(redis.commands, ttlSeconds) : memoryVersions()
   const cache = createCache({
     ttl: ttlSeconds,
@@ -123,9 +125,16 @@ export function createReadCache({ ttlSeconds, redis, log }: ReadCacheSettings): 
     async invalidate(references) {
       try {
         await versions.bump(references)
+        if (failedInARow > 0) {
+          cacheLog.info({ failedInvalidations: failedInARow }, 'cache invalidations succeed again')
+          failedInARow = 0
+        }
       } catch (error) {
         // Entries of the old versions live on until they expire: stale for ttlSeconds at most.
-        cacheLog.error({ err: error, references }, 'cache invalidation failed')
+        // Redis away fails every write's invalidation: one line says so, the rest are counted.
+        if (failedInARow++ === 0) {
+          cacheLog.error({ err: error, references }, 'cache invalidation failed')
+        }
       }
     },
   }
