@@ -341,6 +341,22 @@ describe.runIf(postgres)('the deadline of each statement, over TLS', () => {
     await database?.drop()
   })
 
+  it('takes the answer that came while this process was held up past the deadline', async () => {
+    // Straight to Postgres: the relay runs in this process, and is held up with it.
+    const direct = postgresClient(database.url as string, { max: 1, onnotice: () => {} })
+    try {
+      const sql = withDeadlines(direct, DEADLINE_MS)
+      // Connected first: a start-up held up with the process would not have been answered.
+      await sql.unsafe('select 1')
+      const answered = sql.unsafe('select 1 as one from pg_sleep(0.1)').then((rows) => rows)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      await holdTheLoop(DEADLINE_MS + 1200)
+      expect(await answered).toEqual([{ one: 1 }])
+    } finally {
+      await direct.end({ timeout: 0 })
+    }
+  })
+
   it('fails a statement that the silent database leaves unanswered', async () => {
     const sql = withDeadlines(client, DEADLINE_MS)
     expect(await sql.unsafe('select 1 as one')).toEqual([{ one: 1 }])
