@@ -104,29 +104,27 @@ export function connectRedis({ url, keyPrefix, log }: RedisSettings): RedisConne
  * open, as when Redis is down. Read from ioredis's queue each tick, so nothing is added to
  * the path of a reply.
  *
- * Only the time this process ran counts. A tick that comes late was held up with the rest
- * of the process (a long collection, a synchronous task), and timers run before a turn
- * reads its sockets: the answer may be there, unread. Counted in wall time, a healthy
- * Redis would be cut off after every such pause, and every instance fail open with it.
+ * Timers run before a turn reads its sockets, so after this process was held up (a long
+ * collection, a synchronous task) the second passes with the answer there, unread. As in
+ * silence-watch.ts, the verdict waits for the turn's reads: only a command still owed
+ * then closes the connection. Otherwise a healthy Redis would be cut off after every such
+ * pause, and every instance fail open with it.
  */
 function closeWhenSilent(client: Redis, silenceMs: number) {
-  const tickMs = silenceMs / 4
   let oldest: unknown
-  let owedFor = 0
-  let lastTick = performance.now()
+  let owedSince = 0
   const watch = setInterval(() => {
-    const now = performance.now()
-    const ran = Math.min(now - lastTick, tickMs)
-    lastTick = now
     const head = client.commandQueue.peekFront()
+    const now = performance.now()
     if (head !== oldest) {
       oldest = head
-      owedFor = 0
-    } else if (head !== undefined) {
-      owedFor += ran
-      if (owedFor >= silenceMs) client.stream.destroy()
+      owedSince = now
+    } else if (head !== undefined && now - owedSince > silenceMs) {
+      setImmediate(() => {
+        if (client.commandQueue.peekFront() === head) client.stream.destroy()
+      })
     }
-  }, tickMs)
+  }, silenceMs / 4)
   watch.unref()
   client.on('end', () => clearInterval(watch))
 }
