@@ -21,39 +21,24 @@ export async function openBenchDatabase() {
 
 const BATCH = 100_000
 
-/** The category of seeded product `i`, in the inserts and in the counts alike. */
-const categoryOf = sql`'category-' || (i % 50)`
-
 /**
  * Products number `from` to `to` (1 to `to` by default), spread over 50 categories,
  * prices 1.00 to 1000.99 and names built from five materials plus a hash, each created
  * one second after the one before: a larger catalog is the smaller one and more.
- *
- * The per-row count trigger is off for the seed, in its transaction, and the counts are
- * added in one statement: through the trigger, each row upserted its category's count,
- * the largest part of seeding (and of the plans suite's time on PGlite).
  */
 export async function seedProducts(db: Database, to: number, from = 1): Promise<void> {
   await db.transaction(async (tx) => {
-    await tx.execute(sql`alter table products disable trigger products_count_live`)
     for (let first = from; first <= to; first += BATCH) {
       await tx.execute(sql`
         insert into products (name, price, category, stock, created_at)
         select
           'Product ' || (array['oak', 'pine', 'steel', 'glass', 'linen'])[1 + i % 5] || ' ' || md5(i::text),
           round((1 + (i::bigint * 7919 % 100000) / 100.0)::numeric, 2),
-          ${categoryOf},
+          'category-' || (i % 50),
           i % 100,
           timestamptz '2026-01-01' + make_interval(secs => i)
         from generate_series(${first}::int, ${Math.min(to, first + BATCH - 1)}::int) as i`)
     }
-    await tx.execute(sql`
-      insert into product_counts (category, stripe, live)
-      select ${categoryOf}, 0, count(*)
-      from generate_series(${from}::int, ${to}::int) as i
-      group by 1
-      on conflict (category, stripe) do update set live = product_counts.live + excluded.live`)
-    await tx.execute(sql`alter table products enable trigger products_count_live`)
   })
   await db.execute(sql`vacuum analyze products`)
   await db.execute(sql`vacuum analyze product_counts`)

@@ -1,0 +1,69 @@
+import { type SQL, sql } from 'drizzle-orm'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type Database, rowsOf } from '../src/db/client.js'
+import { backends, type TestDatabase } from './helpers/backends.js'
+
+// The per-category counts behind the lists' totals, under statements that write many
+// products at once, as an operator's bulk change or a restore would.
+describe.each(backends)('product counts on $name', (backend) => {
+  let testDatabase: TestDatabase
+  let db: Database
+
+  beforeAll(async () => {
+    testDatabase = await backend.open()
+    db = testDatabase.database.db
+  })
+  afterAll(() => testDatabase?.drop())
+
+  const byCategory = async (query: SQL) =>
+    Object.fromEntries(
+      rowsOf<{ category: string; live: number }>(await db.execute(query))
+        .filter((row) => Number(row.live) !== 0)
+        .map((row) => [row.category, Number(row.live)]),
+    )
+  const kept = () =>
+    byCategory(sql`select category, sum(live) as live from product_counts group by category`)
+  const counted = () =>
+    byCategory(
+      sql`select category, count(*) as live from products where deleted_at is null group by category`,
+    )
+
+  it('agree with the products after inserts, updates and deletes of many rows at once', async () => {
+    await db.execute(sql`
+      insert into products (name, price, category, stock)
+      select 'Bulk ' || i, 1 + i % 50, 'bulk-' || (i % 7), i % 10
+      from generate_series(1, 3000) as i`)
+    expect(await kept()).toEqual(await counted())
+    expect((await kept())['bulk-3']).toBe(429)
+
+    await db.execute(
+      sql`update products set deleted_at = now() where name like 'Bulk %' and stock < 3`,
+    )
+    await db.execute(sql`update products set category = 'bulk-moved' where price < 10`)
+    await db.execute(sql`update products set stock = stock + 1`)
+    await db.execute(sql`update products set deleted_at = null where stock = 1`)
+    expect(await kept()).toEqual(await counted())
+
+    await db.execute(sql`delete from products where name like 'Bulk %' and price > 30`)
+    expect(await kept()).toEqual(await counted())
+    await db.execute(sql`delete from products where name like 'Bulk %'`)
+    expect(await kept()).toEqual(await counted())
+  })
+
+  it('are kept once per statement, not once per row', async () => {
+    const calls = await db.transaction(async (tx) => {
+      await tx.execute(sql`set local track_functions = 'pl'`)
+      await tx.execute(sql`
+        insert into products (name, price, category, stock)
+        select 'Counted ' || i, 5, 'counted-' || (i % 3), 1 from generate_series(1, 200) as i`)
+      await tx.execute(sql`update products set deleted_at = now() where name like 'Counted %'`)
+      return rowsOf<{ calls: number }>(
+        await tx.execute(
+          sql`select coalesce(sum(calls), 0)::int as calls from pg_stat_xact_user_functions`,
+        ),
+      )[0]?.calls
+    })
+    expect(calls).toBe(2)
+    expect(await kept()).toEqual(await counted())
+  })
+})
