@@ -1,7 +1,8 @@
-import { type SQL, sql } from 'drizzle-orm'
+import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Database, rowsOf } from '../src/db/client.js'
 import { backends, type TestDatabase } from './helpers/backends.js'
+import { countedProducts, keptCounts } from './helpers/product-counts.js'
 
 // The per-category counts behind the lists' totals, under statements that write many
 // products at once, as an operator's bulk change or a restore would.
@@ -15,18 +16,8 @@ describe.each(backends)('product counts on $name', (backend) => {
   })
   afterAll(() => testDatabase?.drop())
 
-  const byCategory = async (query: SQL) =>
-    Object.fromEntries(
-      rowsOf<{ category: string; live: number }>(await db.execute(query))
-        .filter((row) => Number(row.live) !== 0)
-        .map((row) => [row.category, Number(row.live)]),
-    )
-  const kept = () =>
-    byCategory(sql`select category, sum(live) as live from product_counts group by category`)
-  const counted = () =>
-    byCategory(
-      sql`select category, count(*) as live from products where deleted_at is null group by category`,
-    )
+  const kept = () => keptCounts(db)
+  const counted = () => countedProducts(db)
 
   it('agree with the products after inserts, updates and deletes of many rows at once', async () => {
     await db.execute(sql`

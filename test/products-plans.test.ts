@@ -3,7 +3,7 @@ import { drizzle } from 'drizzle-orm/postgres-js'
 import postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { seedProducts } from '../bench/seed.js'
-import { type Database, rowsOf } from '../src/db/client.js'
+import type { Database } from '../src/db/client.js'
 import * as schema from '../src/db/schema.js'
 import { products } from '../src/db/schema.js'
 import {
@@ -12,6 +12,7 @@ import {
 } from '../src/domains/catalog/products-repository.js'
 import { type Backend, backends, type TestDatabase } from './helpers/backends.js'
 import { type PlanNode, planNodesOf } from './helpers/plans.js'
+import { countedProducts, keptCounts } from './helpers/product-counts.js'
 
 // The plans the planner picks on 100k products, checked by their shape, never by time.
 describe.each(backends)('query plans on 100k products on $name', (backend) => {
@@ -36,24 +37,9 @@ describe.each(backends)('query plans on 100k products on $name', (backend) => {
   afterAll(() => testDatabase?.drop())
 
   it('starts from a seed whose per-category counts agree with its products', async () => {
-    const countsOf = (query: ReturnType<typeof sql>) =>
-      testDatabase.database.db
-        .execute(query)
-        .then((result) =>
-          Object.fromEntries(
-            rowsOf<{ category: string; live: number }>(result).map((row) => [
-              row.category,
-              Number(row.live),
-            ]),
-          ),
-        )
-    const counted = await countsOf(
-      sql`select category, count(*) as live from products group by category`,
-    )
+    const counted = await countedProducts(testDatabase.database.db)
     expect(Object.keys(counted)).toHaveLength(50)
-    expect(
-      await countsOf(sql`select category, sum(live) as live from product_counts group by category`),
-    ).toEqual(counted)
+    expect(await keptCounts(testDatabase.database.db)).toEqual(counted)
   })
 
   it.each([
