@@ -34,6 +34,23 @@ describe.each(backends)('errors on $name', (backend) => {
     expect((await server.api.post('/users', { json: signUp })).status).toBe(201)
   })
 
+  it('refuses a body that would poison a prototype, says why, and stores nothing', async () => {
+    const poisoned = { ...signUp, email: 'poison@example.com' }
+    for (const key of ['"__proto__"', '"constructor"']) {
+      const value = key === '"constructor"' ? '{"prototype": {"admin": true}}' : '{"admin": true}'
+      const response = await server.api.post('/users', {
+        raw: `${JSON.stringify(poisoned).slice(0, -1)}, ${key}: ${value}}`,
+        headers: jsonHeaders,
+      })
+      expect(response.status).toBe(400)
+      expect(response.body.error).toEqual({
+        code: 'BAD_REQUEST',
+        message: expect.stringContaining('__proto__ or constructor.prototype'),
+      })
+    }
+    expect((await server.api.post('/users', { json: poisoned })).status).toBe(201)
+  })
+
   it('answers an empty JSON body with 400 BAD_REQUEST', async () => {
     const response = await server.api.post('/products', { raw: '', headers: jsonHeaders, token })
     expect(response.status).toBe(400)

@@ -20,7 +20,10 @@ import {
 import { validationDetails } from './validation.js'
 
 const FRAMEWORK_ERRORS: Record<string, AppError> = {
-  FST_ERR_CTP_INVALID_JSON_BODY: badRequest('The body is not valid JSON'),
+  // Fastify's parser refuses prototype poisoning with the same error as broken JSON.
+  FST_ERR_CTP_INVALID_JSON_BODY: badRequest(
+    'The body is not valid JSON, or has a __proto__ or constructor.prototype key, which are refused',
+  ),
   FST_ERR_CTP_EMPTY_JSON_BODY: badRequest('The body is empty, yet its Content-Type is JSON'),
   FST_ERR_CTP_BODY_TOO_LARGE: new AppError('PAYLOAD_TOO_LARGE', 413, 'The body is too large'),
   FST_ERR_CTP_INVALID_MEDIA_TYPE: unsupportedMediaType('The body must be sent as application/json'),
