@@ -110,3 +110,39 @@ export async function subscriptionsActive(
     await new Promise((resolve) => setTimeout(resolve, 10))
   }
 }
+
+const SEND_MESSAGE = `mutation ($text: String!, $author: String!, $chatId: ID!) {
+  sendMessage(text: $text, author: $author, chatId: $chatId) { id }
+}`
+
+/**
+ * One chat with a live subscriber, for tests that break what lies between a sendMessage
+ * and its delivery: `send` answers the mutation's id, `texts` what was delivered so far.
+ */
+export async function watchedChat(
+  server: { baseUrl: string; events: { activeSubscriptions(): number } },
+  chatId: string,
+) {
+  const client = wsClient(server.baseUrl)
+  const subscription = collect(
+    client,
+    `subscription { messageAdded(chatId: "${chatId}") { text } }`,
+  )
+  await subscriptionsActive(server.events, 1)
+  return {
+    async send(text: string): Promise<string> {
+      const answer = await graphql(server.baseUrl, SEND_MESSAGE, {
+        text,
+        chatId,
+        author: 'watcher',
+      })
+      return answer.body.data?.sendMessage.id
+    },
+    delivered: (count: number, timeoutMs?: number) => subscription.until(count, timeoutMs),
+    texts: () => subscription.items.map((item) => item.messageAdded.text as string),
+    async close() {
+      subscription.dispose()
+      await client.dispose()
+    },
+  }
+}
