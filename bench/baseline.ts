@@ -176,6 +176,8 @@ export async function startBaseline(
 
   await app.register(mercurius, {
     schema,
+    // As the service and the peer suite's baseline run it: compiled once seen twice.
+    jit: 1,
     resolvers: {
       Query: {
         messages: async (_root: unknown, { limit }: { limit: number }) =>

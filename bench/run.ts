@@ -8,7 +8,7 @@ import { connectRedis } from '../src/platform/redis.js'
 import { startBaseline } from './baseline.js'
 import { fanout } from './fanout.js'
 import { CONNECTIONS, type Measurement, measure, type Workload } from './measure.js'
-import { openBenchDatabase, seedProducts } from './seed.js'
+import { openBenchDatabase, seedMessages, seedProducts } from './seed.js'
 
 // `make bench`: each operation on the service and on a bare baseline of the same work, in
 // one run, and ours/baseline; how the lists' cost changes from one catalog size to the
@@ -21,6 +21,7 @@ const DATABASE_URL = process.env.DATABASE_URL
 const log = pino({ level: 'silent' })
 const database = await openBenchDatabase()
 await database.db.execute(sql`truncate products, messages, outbox, orders restart identity cascade`)
+await seedMessages(database.db, 1000)
 
 const environment = {
   NODE_ENV: 'production',

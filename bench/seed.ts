@@ -43,3 +43,15 @@ export async function seedProducts(db: Database, to: number, from = 1): Promise<
   await db.execute(sql`vacuum analyze products`)
   await db.execute(sql`vacuum analyze product_counts`)
 }
+
+/**
+ * A history of `count` messages in the chat `messages` lists by default, so that (f)
+ * reads a full page, as the peer suite's chat of 1,100 does, rather than an empty chat.
+ */
+export async function seedMessages(db: Database, count: number): Promise<void> {
+  await db.execute(sql`
+    insert into messages (chat_id, text, author, created_at)
+    select 'general', 'Bench message ' || i, 'bench', timestamptz '2026-01-01' + make_interval(secs => i)
+    from generate_series(1, ${count}::int) as i`)
+  await db.execute(sql`vacuum analyze messages`)
+}
