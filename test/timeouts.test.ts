@@ -35,15 +35,25 @@ describe.each(backends.slice(0, 1))('slow clients ($name)', (backend) => {
     socket.setEncoding('utf8').on('data', (chunk: string) => {
       received += chunk
     })
-    const closed = once(socket, 'close').then(() => ({ afterMs: Date.now() - opened, received }))
+    // A reset is recorded, not thrown: the test decides whether it may happen.
+    let resetCode: string | undefined
+    socket.on('error', (error: NodeJS.ErrnoException) => {
+      resetCode = error.code
+    })
+    const closed = once(socket, 'close').then(() => ({
+      afterMs: Date.now() - opened,
+      received,
+      resetCode,
+    }))
     return { socket, closed }
   }
 
   it('hangs up on a client silent halfway through its headers after CONNECTION_TIMEOUT', async () => {
     const { socket, closed } = rawSocket()
     socket.write('GET /products HTTP/1.1\r\nHost: 127.0.0.1\r\n')
-    const { afterMs, received } = await closed
+    const { afterMs, received, resetCode } = await closed
     expect(received).toBe('')
+    expect(resetCode).toBeUndefined()
     expect(afterMs).toBeGreaterThanOrEqual(CONNECTION_TIMEOUT - 50)
     expect(afterMs).toBeLessThan(CONNECTION_TIMEOUT + SLACK)
   }, 10_000)
@@ -53,11 +63,12 @@ describe.each(backends.slice(0, 1))('slow clients ($name)', (backend) => {
     socket.write('GET /products HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ')
     // A byte every 100 ms: never silent for CONNECTION_TIMEOUT, never done either.
     const trickle = setInterval(() => socket.writable && socket.write('z'), 100)
-    // Stopped at the answer: a byte reaching the socket the server has closed draws a reset,
-    // which can reach this side before the 408 is read.
     socket.once('data', () => clearInterval(trickle))
-    const { afterMs, received } = await closed.finally(() => clearInterval(trickle))
+    const { afterMs, received, resetCode } = await closed.finally(() => clearInterval(trickle))
     expect(received).toMatch(/^HTTP\/1\.1 408 /)
+    // A byte sent between the server's hang-up and the 408 being read here draws a reset from
+    // the server's kernel; on a busy machine that window is real, and the answer still came.
+    expect([undefined, 'ECONNRESET']).toContain(resetCode)
     expect(afterMs).toBeGreaterThanOrEqual(REQUEST_TIMEOUT - 50)
     expect(afterMs).toBeLessThan(REQUEST_TIMEOUT + SLACK)
   }, 10_000)
@@ -65,8 +76,9 @@ describe.each(backends.slice(0, 1))('slow clients ($name)', (backend) => {
   it('keeps an idle connection for the next request until KEEP_ALIVE_TIMEOUT', async () => {
     const { socket, closed } = rawSocket()
     socket.write('GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
-    const { afterMs, received } = await closed
+    const { afterMs, received, resetCode } = await closed
     expect(received).toMatch(/^HTTP\/1\.1 200 .*keep-alive/s)
+    expect(resetCode).toBeUndefined()
     // Idle for longer than CONNECTION_TIMEOUT: between requests, only this one counts.
     expect(afterMs).toBeGreaterThanOrEqual(KEEP_ALIVE_TIMEOUT + KEEP_ALIVE_BUFFER - 50)
     expect(afterMs).toBeLessThan(KEEP_ALIVE_TIMEOUT + KEEP_ALIVE_BUFFER + SLACK)
