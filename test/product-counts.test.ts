@@ -1,6 +1,8 @@
 import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Database, rowsOf } from '../src/db/client.js'
+import { isDataError } from '../src/db/errors.js'
+import { createProductsRepository } from '../src/domains/catalog/products-repository.js'
 import { backends, type TestDatabase } from './helpers/backends.js'
 import { countedProducts, keptCounts } from './helpers/product-counts.js'
 
@@ -39,6 +41,35 @@ describe.each(backends)('product counts on $name', (backend) => {
     expect(await kept()).toEqual(await counted())
     await db.execute(sql`delete from products where name like 'Bulk %'`)
     expect(await kept()).toEqual(await counted())
+  })
+
+  it('agree with the products after creates written together, one of them refused', async () => {
+    const repository = createProductsRepository(db)
+    const given = [
+      { name: 'Batched "one", \\ with quotes', price: 1.25, category: 'batched-a', stock: 1 },
+      { name: 'Batched two', price: 2, category: 'batched-b' },
+      { name: 'Refused', price: -1, category: 'batched-a', stock: 1 },
+      { name: 'Batched ünïcode 📦', price: 3.5, category: 'batched-a', stock: 0 },
+    ]
+    const outcomes = await Promise.allSettled(given.map((product) => repository.insert(product)))
+
+    const refused = outcomes[2] as PromiseRejectedResult
+    expect(isDataError(refused.reason)).toBe(true)
+    const created = outcomes
+      .filter((outcome) => outcome.status === 'fulfilled')
+      .map((outcome) => outcome.value)
+    expect(created).toMatchObject([
+      { name: given[0]?.name, price: 1.25, category: 'batched-a', stock: 1, deletedAt: null },
+      { name: 'Batched two', price: 2, category: 'batched-b', stock: 0 },
+      { name: given[3]?.name, price: 3.5, category: 'batched-a', stock: 0 },
+    ])
+    for (const product of created) {
+      expect(await repository.findById(product.id)).toEqual(product)
+    }
+    const refusedRows = await db.execute(sql`select id from products where name = 'Refused'`)
+    expect(rowsOf(refusedRows)).toEqual([])
+    expect(await kept()).toEqual(await counted())
+    expect((await kept())['batched-a']).toBe(2)
   })
 
   it('are kept once per statement, not once per row', async () => {

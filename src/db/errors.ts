@@ -39,6 +39,14 @@ const TRANSIENT = new Set([
   '40P01',
 ])
 
+/**
+ * A statement refused for the values it was given: SQLSTATE class 22 (a value out of
+ * range or malformed) or 23 (a broken constraint). Sent again with other values, it may pass.
+ */
+export function isDataError(error: unknown): boolean {
+  return causes(error).some((each) => /^2[23]/.test(String(codeOf(each))))
+}
+
 export function isDatabaseUnavailable(error: unknown): boolean {
   return causes(error).some((each) => TRANSIENT.has(String(codeOf(each))))
 }

@@ -20,6 +20,7 @@ import {
   type RowsOf,
   unnamedRows,
 } from '../../db/client.js'
+import { batchedInserts } from '../../db/insert-batches.js'
 import { isoInstant } from '../../db/iso-instant.js'
 import { productCounts, products } from '../../db/schema.js'
 
@@ -89,6 +90,9 @@ const live = isNull(products.deletedAt)
 
 export function createProductsRepository(db: Database) {
   const statements = prepareStatements(db)
+  const insertBatched = batchedInserts((given: readonly Required<NewProduct>[]) =>
+    statements.insertAll({ given: JSON.stringify(given) }),
+  )
   const listPageStatement = listPageStatements(db)
   return {
     /**
@@ -119,12 +123,9 @@ export function createProductsRepository(db: Database) {
       return row
     },
 
-    async insert({ name, price, category, stock }: NewProduct): Promise<StoredProduct> {
-      // A prepared statement names every column, so the column's default comes from here.
-      const [row] = await statements.insert({ name, price, category, stock: stock ?? 0 })
-      if (!row) throw new Error('INSERT … RETURNING gave no row')
-      return row
-    },
+    insert: ({ name, price, category, stock }: NewProduct): Promise<StoredProduct> =>
+      // The statement names every column, so the column's default comes from here.
+      insertBatched({ name, price, category, stock: stock ?? 0 }),
 
     /** Changes a live product; undefined when there is none with that id. */
     async update(id: number, changes: ProductChanges): Promise<StoredProduct | undefined> {
@@ -165,19 +166,30 @@ function prepareStatements(db: Database) {
         .from(products)
         .where(eq(products.id, sql.placeholder('id'))),
     ),
-    insert: prepareRows<StoredProduct>(
-      db,
-      db
-        .insert(products)
-        .values({
-          name: sql.placeholder('name'),
-          price: sql.placeholder('price'),
-          category: sql.placeholder('category'),
-          stock: sql.placeholder('stock'),
-        })
-        .returning(storedProduct),
-    ),
+    insertAll: prepareRows<StoredProduct>(db, insertProducts(db)),
   }
+}
+
+const column = (each: AnyPgColumn) => sql.identifier(each.name)
+
+/**
+ * Inserts the products given, a JSON array in one parameter (one statement text, prepared
+ * once, whatever their number), and answers them in the order given: they are inserted in
+ * that order, so their ids ascend in it. The parameter is text, which each driver sends
+ * as it is; a json parameter would be serialized by one driver and not by the other.
+ */
+function insertProducts(db: Database) {
+  const { name, price, category, stock } = products
+  const added = db.$with('added', getTableColumns(products)).as(sql`
+    insert into ${products} (${column(name)}, ${column(price)}, ${column(category)}, ${column(stock)})
+    select name, price, category, stock
+    from rows from (
+      json_to_recordset(${sql.placeholder('given')}::text::json)
+        as (name text, price numeric, category text, stock integer)
+    ) with ordinality as given (name, price, category, stock, position)
+    order by position
+    returning *`)
+  return db.with(added).select(writtenProduct(added)).from(added).orderBy(added.id)
 }
 
 // to_char, not ::text: the text of a timestamptz follows the session's DateStyle and TimeZone.
