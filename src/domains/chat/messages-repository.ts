@@ -137,8 +137,8 @@ interface GivenMessage extends NewMessage {
  * whatever their number), each stored with its messageAdded event for the outbox. The
  * messages are inserted in the order given, so their ids ascend in it; the events follow
  * their messages' order, and are answered in it. The parameter is text, which each driver
- * sends as it is. The CTEs write though nothing selects `message`, and drizzle prepares
- * only a select.
+ * sends as it is. Data-modifying CTEs, as drizzle prepares only a select: Postgres runs
+ * `message` though the select reads only `event`.
  */
 function prepareInsertWithEvents(db: Database) {
   const given = db
