@@ -1,7 +1,25 @@
+import { type SQL, sql } from 'drizzle-orm'
 import { isDataError } from './errors.js'
 
 /** Writes every input given in one statement, answering their rows in the inputs' order. */
 export type InsertAll<Input, Row> = (inputs: readonly Input[]) => Promise<Row[]>
+
+/** The name of the parameter that carries a batch's rows. */
+const GIVEN = 'given'
+
+/**
+ * The rows of a batch as a table a statement reads, named `given`: the `columns` defined
+ * (`name text, …`, named as the inputs' fields) and `ordinality`, each row's place in the
+ * batch. They arrive as a JSON array in one parameter, so the statement's text is the same
+ * whatever their number and is prepared once; a text parameter, which each driver sends as
+ * it is, where a json one would be serialized by one driver and not by the other.
+ */
+export const givenRows = (columns: SQL) =>
+  sql`rows from (json_to_recordset(${sql.placeholder(GIVEN)}::text::json) as (${columns}))
+    with ordinality as given`
+
+/** The values of a statement that reads its rows from givenRows. */
+export const givenValues = (inputs: readonly unknown[]) => ({ [GIVEN]: JSON.stringify(inputs) })
 
 /** The most rows one statement writes; more in a turn go out in several. */
 const MAX_BATCH = 100

@@ -20,7 +20,7 @@ import {
   type RowsOf,
   unnamedRows,
 } from '../../db/client.js'
-import { batchedInserts } from '../../db/insert-batches.js'
+import { batchedInserts, givenRows, givenValues } from '../../db/insert-batches.js'
 import { isoInstant } from '../../db/iso-instant.js'
 import { productCounts, products } from '../../db/schema.js'
 
@@ -91,7 +91,7 @@ const live = isNull(products.deletedAt)
 export function createProductsRepository(db: Database) {
   const statements = prepareStatements(db)
   const insertBatched = batchedInserts((given: readonly Required<NewProduct>[]) =>
-    statements.insertAll({ given: JSON.stringify(given) }),
+    statements.insertAll(givenValues(given)),
   )
   const listPageStatement = listPageStatements(db)
   return {
@@ -173,21 +173,16 @@ function prepareStatements(db: Database) {
 const column = (each: AnyPgColumn) => sql.identifier(each.name)
 
 /**
- * Inserts the products given, a JSON array in one parameter (one statement text, prepared
- * once, whatever their number), and answers them in the order given: they are inserted in
- * that order, so their ids ascend in it. The parameter is text, which each driver sends
- * as it is; a json parameter would be serialized by one driver and not by the other.
+ * Inserts the products given (see givenRows) and answers them in the order given: they are
+ * inserted in that order, so their ids ascend in it.
  */
 function insertProducts(db: Database) {
   const { name, price, category, stock } = products
   const added = db.$with('added', getTableColumns(products)).as(sql`
     insert into ${products} (${column(name)}, ${column(price)}, ${column(category)}, ${column(stock)})
     select name, price, category, stock
-    from rows from (
-      json_to_recordset(${sql.placeholder('given')}::text::json)
-        as (name text, price numeric, category text, stock integer)
-    ) with ordinality as given (name, price, category, stock, position)
-    order by position
+    from ${givenRows(sql`name text, price numeric, category text, stock integer`)}
+    order by ordinality
     returning *`)
   return db.with(added).select(writtenProduct(added)).from(added).orderBy(added.id)
 }

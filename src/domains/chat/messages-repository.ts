@@ -1,6 +1,6 @@
 import { and, desc, gte, lt, lte, type Placeholder, sql } from 'drizzle-orm'
 import { type Database, prepareRows } from '../../db/client.js'
-import { batchedInserts } from '../../db/insert-batches.js'
+import { batchedInserts, givenRows, givenValues } from '../../db/insert-batches.js'
 import { isoInstant } from '../../db/iso-instant.js'
 import { messages, outbox } from '../../db/schema.js'
 import type { Topic } from '../../platform/events.js'
@@ -28,7 +28,7 @@ export interface MessageQuery {
 export function createMessagesRepository(db: Database) {
   const insertWithEvents = prepareInsertWithEvents(db)
   const insertBatched = batchedInserts((given: readonly GivenMessage[]) =>
-    insertWithEvents({ given: JSON.stringify(given) }),
+    insertWithEvents(givenValues(given)),
   )
   const newestStatements = prepareNewest(db)
   return {
@@ -133,12 +133,11 @@ interface GivenMessage extends NewMessage {
 }
 
 /**
- * The messages given, a JSON array in one parameter (one statement text, prepared once,
- * whatever their number), each stored with its messageAdded event for the outbox. The
- * messages are inserted in the order given, so their ids ascend in it; the events follow
- * their messages' order, and are answered in it. The parameter is text, which each driver
- * sends as it is. Data-modifying CTEs, as drizzle prepares only a select: Postgres runs
- * `message` though the select reads only `event`.
+ * The messages given (see givenRows), each stored with its messageAdded event for the
+ * outbox. The messages are inserted in the order given, so their ids ascend in it; the
+ * events follow their messages' order, and are answered in it. Data-modifying CTEs, as
+ * drizzle prepares only a select: Postgres runs `message` though the select reads only
+ * `event`.
  */
 function prepareInsertWithEvents(db: Database) {
   const given = db
@@ -146,11 +145,8 @@ function prepareInsertWithEvents(db: Database) {
       position: sql<number>`position`.as('position'),
       topic: sql<string>`topic`.as('topic'),
     })
-    .as(sql`select "chatId" as chat_id, text, author, topic, position
-      from rows from (
-        json_to_recordset(${sql.placeholder('given')}::text::json)
-          as ("chatId" text, text text, author text, topic text)
-      ) with ordinality as given ("chatId", text, author, topic, position)`)
+    .as(sql`select "chatId" as chat_id, text, author, topic, ordinality as position
+      from ${givenRows(sql`"chatId" text, text text, author text, topic text`)}`)
   const message = db
     .$with('message', { id: sql<number>`id`.as('id') })
     .as(sql`insert into ${messages} (chat_id, text, author)
