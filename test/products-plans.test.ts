@@ -86,8 +86,22 @@ describe.each(backends)('query plans on 100k products on $name', (backend) => {
       testDatabase.database.db,
       repository.listPageQuery({ search: 'e4da3b' }, { page: 2, limit: 10 }),
     )
-    const searches = nodes.filter((node) => node['Index Name'] === 'products_live_name_trgm_idx')
+    const searches = nodes.filter(
+      (node) => node['Index Name'] === 'products_live_category_name_trgm_idx',
+    )
     expect(searches).toHaveLength(1)
+  })
+
+  it('narrows a search within a category by both at once, in one scan of one index', async () => {
+    const nodes = await planNodesOf(
+      testDatabase.database.db,
+      repository.listPageQuery({ category: 'category-10', search: 'oak' }, { page: 1, limit: 10 }),
+    )
+    const searches = nodes.filter(
+      (node) => node['Index Name'] === 'products_live_category_name_trgm_idx',
+    )
+    expect(searches).toHaveLength(1)
+    expect(searches[0]?.['Index Cond']).toMatch(/category = .*AND .*name ~~\* /)
   })
 
   it('reads the page of the unfiltered list in order from its index, without sorting', async () => {

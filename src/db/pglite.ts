@@ -1,4 +1,5 @@
 import { PGlite, types } from '@electric-sql/pglite'
+import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin'
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
 import type { Logger } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/pglite'
@@ -22,7 +23,7 @@ export async function openPglite(
   loadDataDir?: Blob,
 ): Promise<PgliteHandle> {
   const client = await PGlite.create(dataDir, {
-    extensions: { pg_trgm },
+    extensions: { btree_gin, pg_trgm },
     loadDataDir,
     serializers: { [types.BYTEA]: byteaText },
     parsers: { [types.BYTEA]: byteaBytes },

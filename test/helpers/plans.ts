@@ -5,6 +5,8 @@ export interface PlanNode {
   'Node Type': string
   'Relation Name'?: string
   'Index Name'?: string
+  /** The conditions an index scan answers from the index itself. */
+  'Index Cond'?: string
   /** What the node gives the one above it: with `verbose` only. */
   Output?: string[]
   Plans?: PlanNode[]
