@@ -25,6 +25,8 @@ describe.each(backends)('query plans on 100k products on $name', (backend) => {
     )
   const on = (scans: PlanNode[], table: string) =>
     scans.filter((scan) => scan['Relation Name'] === table)
+  const searchesIn = (nodes: PlanNode[]) =>
+    nodes.filter((node) => node['Index Name'] === 'products_live_category_name_trgm_idx')
 
   // One statement seeds 100k rows: longer than the service lets a statement run, and on
   // PGlite, with the other suites running beside it in CI, up to two minutes and more.
@@ -86,9 +88,7 @@ describe.each(backends)('query plans on 100k products on $name', (backend) => {
       testDatabase.database.db,
       repository.listPageQuery({ search: 'e4da3b' }, { page: 2, limit: 10 }),
     )
-    const searches = nodes.filter(
-      (node) => node['Index Name'] === 'products_live_category_name_trgm_idx',
-    )
+    const searches = searchesIn(nodes)
     expect(searches).toHaveLength(1)
   })
 
@@ -97,9 +97,7 @@ describe.each(backends)('query plans on 100k products on $name', (backend) => {
       testDatabase.database.db,
       repository.listPageQuery({ category: 'category-10', search: 'oak' }, { page: 1, limit: 10 }),
     )
-    const searches = nodes.filter(
-      (node) => node['Index Name'] === 'products_live_category_name_trgm_idx',
-    )
+    const searches = searchesIn(nodes)
     expect(searches).toHaveLength(1)
     expect(searches[0]?.['Index Cond']).toMatch(/category = .*AND .*name ~~\* /)
   })
