@@ -181,6 +181,34 @@ describe.each(backends)('GraphQL cost and document limits on $name', (backend) =
     })
   })
 
+  // Only this subprotocol runs queries; a subscription's cost takes no variables.
+  it('over graphql-transport-ws: checks each operation of a document seen before, with its variables', async () => {
+    const socket = await acknowledged(TRANSPORT_WS)
+    const pages = (id: string, n: number) =>
+      socket.send({ id, type: 'subscribe', payload: { query: BY_VARIABLE, variables: { n } } })
+    pages('small', 10)
+    const served = await answerTo(socket, 'small')
+    expect(served).toMatchObject({ type: 'next' })
+    expect(served.payload.data.a19).toHaveLength(10)
+    pages('large', 1000)
+    const refused = await answerTo(socket, 'large')
+    expect(refused).toMatchObject({ type: 'error' })
+    expect(refused.payload[0].message).toMatch(COST_OF_ATTACK)
+    pages('over-by-one', 251)
+    expect((await answerTo(socket, 'over-by-one')).payload[0].message).toMatch(
+      /^The operation costs 5020;/,
+    )
+    pages('small-again', 10)
+    expect(await answerTo(socket, 'small-again')).toMatchObject({ type: 'next' })
+    // A document refused once is refused again, by the same rule.
+    for (const id of ['attack', 'attack-again']) {
+      socket.send({ id, type: 'subscribe', payload: { query: ATTACK } })
+      const error = await answerTo(socket, id)
+      expect(error).toMatchObject({ type: 'error' })
+      expect(error.payload[0].message).toMatch(COST_OF_ATTACK)
+    }
+  })
+
   it('over graphql-transport-ws: serves the largest page', async () => {
     const socket = await acknowledged(TRANSPORT_WS)
     socket.send({ id: 'page', type: 'subscribe', payload: { query: PAGE } })

@@ -1,7 +1,14 @@
 import type { FastifyRequest } from 'fastify'
 import { type DocumentNode, GraphQLError, type GraphQLSchema } from 'graphql'
+import { setNewest } from '../platform/newest-entries.js'
 import type { OperationBudget, OverBudget } from '../platform/rate-limit.js'
-import { parseOperation, type RuleSettings, validateOperation } from './limits.js'
+import {
+  createCostCheck,
+  parseOperation,
+  type RuleSettings,
+  usesVariables,
+  validateDocument,
+} from './limits.js'
 
 /** An operation as a WebSocket message carries it, in either subprotocol. */
 export interface OperationPayload {
@@ -28,14 +35,49 @@ const rateLimited = ({ retryAfterSeconds }: OverBudget) =>
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value)
 
+/** Distinct documents remembered as parsed and checked, per schema; the oldest go first. */
+const DOCUMENTS_KEPT = 1000
+
+interface CheckedDocument {
+  document: DocumentNode
+  errors: readonly GraphQLError[]
+}
+
+/**
+ * Each document's text parsed and checked once, as Mercurius does over HTTP: a chat's
+ * every subscriber sends the same one, and parsing and validating it was a tenth of what
+ * an instance spent through the fan-out benchmark (and the most of a reconnecting
+ * crowd's). A document that cannot be parsed is not kept: it costs at most the token limit.
+ */
+function checkedDocuments(rules: RuleSettings) {
+  const bySchema = new WeakMap<GraphQLSchema, Map<string, CheckedDocument>>()
+  return (schema: GraphQLSchema, query: string): CheckedDocument => {
+    let known = bySchema.get(schema)
+    if (!known) {
+      known = new Map()
+      bySchema.set(schema, known)
+    }
+    let checked = known.get(query)
+    if (!checked) {
+      const document = parseOperation(query)
+      checked = { document, errors: validateDocument(schema, document, rules) }
+      setNewest(known, query, checked, DOCUMENTS_KEPT)
+    }
+    return checked
+  }
+}
+
 /**
  * What an operation started over a WebSocket passes before it runs, in either
  * subprotocol, in order of cost: one draw on its caller's rate-limit budget (the one
- * HTTP requests draw on), the token limit while parsing, then the service's limits with
- * the real variables and graphql's rules. HTTP runs the same checks in Mercurius's
- * hooks (plugin.ts). A refusal is the operation's errors; the socket stays open.
+ * HTTP requests draw on), the token limit while parsing, the service's limits and
+ * graphql's rules, then the cost again with the real variables. HTTP runs the same
+ * checks in Mercurius's hooks (plugin.ts). A refusal is the operation's errors; the
+ * socket stays open.
  */
 export function createAdmission({ schema, operationBudget, rules }: AdmissionOptions) {
+  const checked = checkedDocuments(rules)
+  const costErrors = createCostCheck()
   return async (
     upgrade: FastifyRequest,
     caller: string,
@@ -49,14 +91,17 @@ export function createAdmission({ schema, operationBudget, rules }: AdmissionOpt
       })
       return { errors: [error] }
     }
-    let document: DocumentNode
+    const current = schema()
+    let operation: CheckedDocument
     try {
-      document = parseOperation(payload.query)
+      operation = checked(current, payload.query)
     } catch (error) {
       return { errors: [error as GraphQLError] }
     }
+    const { document } = operation
+    if (operation.errors.length > 0) return { errors: operation.errors }
     const variables = isRecord(payload.variables) ? payload.variables : {}
-    const errors = validateOperation(schema(), document, variables, rules)
+    const errors = usesVariables(document) ? costErrors(current, document, variables) : []
     return errors.length > 0 ? { errors } : { document, variables }
   }
 }

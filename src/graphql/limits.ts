@@ -298,17 +298,22 @@ const operationCosts = (within: Operations, variables: Variables, reads?: Set<st
     .filter((definition) => definition.kind === Kind.OPERATION_DEFINITION)
     .map((operation) => costOf(within, operation, variables, reads))
 
+/** Whether a document declares variables: only then can its cost change with their values. */
+export const usesVariables = (document: DocumentNode) =>
+  document.definitions.some(
+    (definition) => 'variableDefinitions' in definition && definition.variableDefinitions?.length,
+  )
+
 /**
- * Our limits, then graphql's rules: what every operation passes, whatever carries it. A
- * document over a limit never reaches graphql's rules, some of which grow with the
- * square of repeated fields.
+ * Our limits, then graphql's rules: what every document passes, whatever carries it,
+ * before its variables are known (see createCostCheck for them). A document over a limit
+ * never reaches graphql's rules, some of which grow with the square of repeated fields.
  */
-export function validateOperation(
+export function validateDocument(
   schema: GraphQLSchema,
   document: DocumentNode,
-  variables: Variables,
   settings: RuleSettings,
 ) {
-  const errors = limitErrors(schema, document, variables, settings)
+  const errors = limitErrors(schema, document, undefined, settings)
   return errors.length > 0 ? errors : validate(schema, document, specifiedRules)
 }

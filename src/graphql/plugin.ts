@@ -14,7 +14,7 @@ import { beforeExecution, createContextFactory } from './context.js'
 import { createDeprecationCounter } from './deprecations.js'
 import { acceptsGraphqlResponse, formatExecution, GRAPHQL_RESPONSE_TYPE } from './errors.js'
 import { graphiqlPlugin } from './graphiql.js'
-import { createCostCheck, limitErrors, parseOptions } from './limits.js'
+import { createCostCheck, limitErrors, parseOptions, usesVariables } from './limits.js'
 import { type GraphQLLoaders, loaderResolvers } from './loaders.js'
 import { bytesOverCap, tooLargeResult } from './response-cap.js'
 import type { SocketObserver } from './socket-seats.js'
@@ -60,11 +60,6 @@ function closeSlowConsumer(socket: WebSocket) {
 function refuseIfAny(errors: readonly GraphQLError[]) {
   if (errors.length > 0) throw Object.assign(new Error('Graphql validation error'), { errors })
 }
-
-const usesVariables = (document: DocumentNode) =>
-  document.definitions.some(
-    (definition) => 'variableDefinitions' in definition && definition.variableDefinitions?.length,
-  )
 
 /**
  * /graphql: Mercurius for HTTP, its emitter and the legacy subprotocol; graphql-ws for

@@ -59,9 +59,9 @@ export function createTransportWsHandler(options: TransportWsOptions) {
   const compiled = createCompiledSubscriptions()
   const server = makeServer<Record<string, unknown> | undefined, Extra>({
     connectionInitWaitTimeout: LIMITS.connectionInitMs,
-    // Admitting here (budget, token limit, validation with the variables) turns a refusal
-    // into the protocol's `error` message for that operation; graphql-ws's own parse
-    // would close the socket (4500).
+    // Admitting here (budget, token limit, validation, the cost with the variables) turns
+    // a refusal into the protocol's `error` message for that operation; graphql-ws's own
+    // parse would close the socket (4500).
     async onSubscribe(ctx, _id, payload) {
       const { request, seat } = ctx.extra
       const admission = await options.admit(request, seat.caller, payload)
