@@ -4,6 +4,7 @@ import { setNewest } from '../platform/newest-entries.js'
 import type { OperationBudget, OverBudget } from '../platform/rate-limit.js'
 import {
   createCostCheck,
+  LIMITS,
   parseOperation,
   type RuleSettings,
   usesVariables,
@@ -35,9 +36,6 @@ const rateLimited = ({ retryAfterSeconds }: OverBudget) =>
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value)
 
-/** Distinct documents remembered as parsed and checked, per schema; the oldest go first. */
-const DOCUMENTS_KEPT = 1000
-
 interface CheckedDocument {
   document: DocumentNode
   errors: readonly GraphQLError[]
@@ -47,7 +45,8 @@ interface CheckedDocument {
  * Each document's text parsed and checked once, as Mercurius does over HTTP: a chat's
  * every subscriber sends the same one, and parsing and validating it was a tenth of what
  * an instance spent through the fan-out benchmark (and the most of a reconnecting
- * crowd's). A document that cannot be parsed is not kept: it costs at most the token limit.
+ * crowd's). The newest LIMITS.documentsKept are kept, per schema; a document that
+ * cannot be parsed is not: it costs at most the token limit.
  */
 function checkedDocuments(rules: RuleSettings) {
   const bySchema = new WeakMap<GraphQLSchema, Map<string, CheckedDocument>>()
@@ -61,7 +60,7 @@ function checkedDocuments(rules: RuleSettings) {
     if (!checked) {
       const document = parseOperation(query)
       checked = { document, errors: validateDocument(schema, document, rules) }
-      setNewest(known, query, checked, DOCUMENTS_KEPT)
+      setNewest(known, query, checked, LIMITS.documentsKept)
     }
     return checked
   }

@@ -14,7 +14,7 @@ import { beforeExecution, createContextFactory } from './context.js'
 import { createDeprecationCounter } from './deprecations.js'
 import { acceptsGraphqlResponse, formatExecution, GRAPHQL_RESPONSE_TYPE } from './errors.js'
 import { graphiqlPlugin } from './graphiql.js'
-import { createCostCheck, limitErrors, parseOptions, usesVariables } from './limits.js'
+import { createCostCheck, LIMITS, limitErrors, parseOptions, usesVariables } from './limits.js'
 import { type GraphQLLoaders, loaderResolvers } from './loaders.js'
 import { bytesOverCap, tooLargeResult } from './response-cap.js'
 import type { SocketObserver } from './socket-seats.js'
@@ -119,6 +119,7 @@ export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOption
     path: GRAPHQL_PATH,
     graphiql: false,
     jit: 1,
+    cache: LIMITS.documentsKept,
     // The token limit applies while Mercurius parses, before any hook sees a document.
     graphql: { parseOptions },
     errorFormatter: formatExecution as never,
