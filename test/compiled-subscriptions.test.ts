@@ -7,6 +7,7 @@ import {
 } from 'graphql'
 import { describe, expect, it, vi } from 'vitest'
 import { createCompiledSubscriptions } from '../src/graphql/compiled-subscriptions.js'
+import { LIMITS } from '../src/graphql/limits.js'
 
 const compileQuery = vi.hoisted(() => vi.fn())
 vi.mock('graphql-jit', async (importOriginal) => {
@@ -83,6 +84,21 @@ describe('subscriptions compiled by graphql-jit', () => {
         data: { tick: { at, label: `tick ${at}`, shout: `tick ${at}tick ${at}` } },
       })),
     )
+  })
+
+  it(`keeps ${LIMITS.documentsKept} operations: the oldest, when it returns, is counted anew`, async () => {
+    compileQuery.mockClear()
+    const compiled = createCompiledSubscriptions()
+    const operation = (index: number) => `subscription Op${index} { tick(count: 1) { at } }`
+    const seenTwice = async (index: number) => {
+      for (const _ of [1, 2]) await run(compiled, operation(index), {})
+    }
+    for (let index = 0; index <= LIMITS.documentsKept; index += 1) await seenTwice(index)
+    expect(compileQuery).toHaveBeenCalledTimes(LIMITS.documentsKept + 1)
+    await run(compiled, operation(0), {})
+    expect(compileQuery).toHaveBeenCalledTimes(LIMITS.documentsKept + 1)
+    await run(compiled, operation(0), {})
+    expect(compileQuery).toHaveBeenCalledTimes(LIMITS.documentsKept + 2)
   })
 
   it('gives the field its own arguments, inline or through a variable of another name', async () => {

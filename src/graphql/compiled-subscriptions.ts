@@ -9,9 +9,13 @@ import {
 } from 'graphql'
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit'
 import { setNewest } from '../platform/newest-entries.js'
+import { LIMITS } from './limits.js'
 
-/** Distinct subscription operations kept, compiled or counted; the oldest go first. */
-const KEPT = 1000
+/**
+ * Distinct subscription operations kept, compiled or counted; the oldest go first. A
+ * compiled one near the token limit holds some 270 KB.
+ */
+const KEPT = LIMITS.documentsKept
 
 /**
  * Subscriptions over `graphql-transport-ws` whose events are executed by graphql-jit, as
