@@ -7,7 +7,6 @@ import {
   LIMITS,
   parseOperation,
   type RuleSettings,
-  usesVariables,
   validateDocument,
 } from './limits.js'
 
@@ -100,7 +99,7 @@ export function createAdmission({ schema, operationBudget, rules }: AdmissionOpt
     const { document } = operation
     if (operation.errors.length > 0) return { errors: operation.errors }
     const variables = isRecord(payload.variables) ? payload.variables : {}
-    const errors = usesVariables(document) ? costErrors(current, document, variables) : []
+    const errors = costErrors(current, document, variables)
     return errors.length > 0 ? { errors } : { document, variables }
   }
 }

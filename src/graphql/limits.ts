@@ -257,15 +257,24 @@ export const limitErrors = (
   settings: RuleSettings,
 ) => validate(schema, document, limitRules(variables, settings))
 
+/** Whether a document declares variables: only then can its cost change with their values. */
+const usesVariables = (document: DocumentNode) =>
+  document.definitions.some(
+    (definition) => 'variableDefinitions' in definition && definition.variableDefinitions?.length,
+  )
+
 /**
- * The cost alone, once the variables are known (HTTP: see plugin.ts), for every request
- * that has variables. A document's cost depends on its variables only through the values
- * of those that give a list's size, so it is walked once per document and per such
- * values: Mercurius hands the same parsed document to every execution of a query.
+ * The cost alone, once the variables are known (HTTP: see plugin.ts; WebSocket: see
+ * admission.ts). A document without variables was weighed in full before them, so only
+ * one that declares some is weighed again. Its cost depends on its variables only
+ * through the values of those that give a list's size, so it is walked once per
+ * document and per such values: Mercurius hands the same parsed document to every
+ * execution of a query.
  */
 export function createCostCheck() {
   const documents = new WeakMap<DocumentNode, { reads: string[]; costs: Map<string, number[]> }>()
   return (schema: GraphQLSchema, document: DocumentNode, variables: Variables) => {
+    if (!usesVariables(document)) return []
     const within = { schema, document }
     let known = documents.get(document)
     if (!known) {
@@ -307,12 +316,6 @@ const operationCosts = (within: Operations, variables: Variables, reads?: Set<st
   within.document.definitions
     .filter((definition) => definition.kind === Kind.OPERATION_DEFINITION)
     .map((operation) => costOf(within, operation, variables, reads))
-
-/** Whether a document declares variables: only then can its cost change with their values. */
-export const usesVariables = (document: DocumentNode) =>
-  document.definitions.some(
-    (definition) => 'variableDefinitions' in definition && definition.variableDefinitions?.length,
-  )
 
 /**
  * Our limits, then graphql's rules: what every document passes, whatever carries it,

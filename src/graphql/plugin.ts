@@ -14,7 +14,7 @@ import { beforeExecution, createContextFactory } from './context.js'
 import { createDeprecationCounter } from './deprecations.js'
 import { acceptsGraphqlResponse, formatExecution, GRAPHQL_RESPONSE_TYPE } from './errors.js'
 import { graphiqlPlugin } from './graphiql.js'
-import { createCostCheck, LIMITS, limitErrors, parseOptions, usesVariables } from './limits.js'
+import { createCostCheck, LIMITS, limitErrors, parseOptions } from './limits.js'
 import { type GraphQLLoaders, loaderResolvers } from './loaders.js'
 import { bytesOverCap, tooLargeResult } from './response-cap.js'
 import type { SocketObserver } from './socket-seats.js'
@@ -163,7 +163,7 @@ export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOption
     beforeExecution(context)
     countDeprecatedFields(schema, document)
     refuseSubscription(document, context.reply.request)
-    if (usesVariables(document)) refuseIfAny(costErrors(schema, document, variables ?? {}))
+    refuseIfAny(costErrors(schema, document, variables ?? {}))
   })
   // A legacy start was admitted (validated with its variables) on its way in: legacy-ws.ts.
   app.graphql.addHook('preSubscriptionExecution', async (schema, document, context) => {
