@@ -8,7 +8,7 @@ import { openBenchDatabase, seedProducts } from './seed.js'
 const count = Number(process.argv[2] ?? 100_000)
 const database = await openBenchDatabase()
 const { db } = database
-await db.execute(sql`truncate products restart identity`)
+await db.execute(sql`truncate products restart identity cascade`)
 await seedProducts(db, count)
 const products = createProductsRepository(db)
 
@@ -18,6 +18,10 @@ const cases = {
   'filtered list (category, price range, search)': products.listPageQuery(
     { category: 'category-10', minPrice: 100, maxPrice: 500, search: 'oak' },
     { page: 1, limit: 10 },
+  ),
+  'category and price range': products.listPageQuery(
+    { category: 'category-10', minPrice: 100, maxPrice: 500 },
+    { page: 3, limit: 10 },
   ),
   'search alone': products.listPageQuery({ search: 'e4da3b' }, { page: 1, limit: 10 }),
   'read by id': db
