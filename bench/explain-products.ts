@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { rowsOf } from '../src/db/client.js'
+import { rowsOf } from '../src/db/statement-rows.js'
 import { createProductsRepository } from '../src/domains/catalog/products-repository.js'
 import { openBenchDatabase, seedProducts } from './seed.js'
 

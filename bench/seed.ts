@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm'
 import { loadConfig } from '../src/config.js'
-import { type Database, openDatabase } from '../src/db/client.js'
+import { openDatabase } from '../src/db/client.js'
+import type { Database } from '../src/db/database.js'
 
 /**
  * The database a benchmark seeds and measures, migrated: DATABASE_URL's Postgres, or an

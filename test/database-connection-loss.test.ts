@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm'
 import postgresClient from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { rowsOf } from '../src/db/client.js'
+import { rowsOf } from '../src/db/statement-rows.js'
 import { backends } from './helpers/backends.js'
 import { type RelayedDatabase, relayedDatabase } from './helpers/relayed-database.js'
 

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { rowsOf } from '../src/db/client.js'
 import { isDataError } from '../src/db/errors.js'
+import { rowsOf } from '../src/db/statement-rows.js'
 import { chatTopics } from '../src/domains/chat/chat-topics.js'
 import {
   createMessagesRepository,

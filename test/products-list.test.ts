@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { rowsOf } from '../src/db/client.js'
 import { products } from '../src/db/schema.js'
+import { rowsOf } from '../src/db/statement-rows.js'
 import { backends } from './helpers/backends.js'
 import { ADMIN, login, startServer, type TestServer } from './helpers/server.js'
 

@@ -3,7 +3,7 @@ import { drizzle } from 'drizzle-orm/postgres-js'
 import postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { seedProducts } from '../bench/seed.js'
-import type { Database } from '../src/db/client.js'
+import type { Database } from '../src/db/database.js'
 import * as schema from '../src/db/schema.js'
 import { products } from '../src/db/schema.js'
 import {

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Database, prepareRows, unnamedRows } from '../src/db/client.js'
+import type { Database } from '../src/db/database.js'
+import { prepareRows, unnamedRows } from '../src/db/statement-rows.js'
 import { backends, type TestDatabase } from './helpers/backends.js'
 
 type Mode = { mode: string }

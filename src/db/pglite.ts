@@ -4,7 +4,9 @@ import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
 import type { Logger } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/pglite'
 import { migrate } from 'drizzle-orm/pglite/migrator'
-import { type Database, type DatabaseHandle, migrationsFolder, PLANNER_SETTINGS } from './client.js'
+import { migrationsPath } from '../paths.js'
+import type { Database, DatabaseHandle } from './database.js'
+import { PLANNER_SETTINGS } from './planner-settings.js'
 import * as schema from './schema.js'
 
 export interface PgliteHandle extends DatabaseHandle {
@@ -36,7 +38,7 @@ export async function openPglite(
     kind: 'pglite',
     db: db as unknown as Database,
     // One embedded connection serves the whole process, so nothing can race the migration.
-    migrate: () => migrate(db, { migrationsFolder }),
+    migrate: () => migrate(db, { migrationsFolder: migrationsPath }),
     ping: async () => {
       await client.query('select 1')
     },

@@ -2,17 +2,13 @@ import type { Logger } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/postgres-js'
 import { migrate } from 'drizzle-orm/postgres-js/migrator'
 import postgres from 'postgres'
-import {
-  type Database,
-  type DatabaseHandle,
-  migrationsFolder,
-  PLANNER_SETTINGS,
-  PREPARED_SETTINGS,
-  withPreparedStatementsOn,
-} from './client.js'
+import { migrationsPath } from '../paths.js'
+import type { Database, DatabaseHandle } from './database.js'
 import { withDeadlines } from './deadlines.js'
+import { PLANNER_SETTINGS, PREPARED_SETTINGS } from './planner-settings.js'
 import * as schema from './schema.js'
 import { silenceWatchedSockets } from './silence-watch.js'
+import { withPreparedStatementsOn } from './statement-rows.js'
 
 // Any constant shared by every instance: they take turns migrating.
 const MIGRATION_LOCK = 72_817_311
@@ -78,7 +74,7 @@ async function migrateWithLock(url: string, timeoutMs: number): Promise<void> {
   const client = postgres(url, { ...connectionOptions(timeoutMs), max: 1 })
   try {
     await client`select pg_advisory_lock(${MIGRATION_LOCK})`
-    await migrate(drizzle({ client }), { migrationsFolder })
+    await migrate(drizzle({ client }), { migrationsFolder: migrationsPath })
   } finally {
     await client.end({ timeout: 5 })
   }

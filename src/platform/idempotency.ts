@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { and, eq, lt, sql } from 'drizzle-orm'
-import type { Database, Executor } from '../db/client.js'
+import type { Database, Executor } from '../db/database.js'
 import { idempotencyKeys } from '../db/schema.js'
 import { unprocessable } from './errors.js'
 

@@ -1,5 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm'
-import { type Executor, rowsOf } from '../../src/db/client.js'
+import type { Executor } from '../../src/db/database.js'
+import { rowsOf } from '../../src/db/statement-rows.js'
 
 export interface PlanNode {
   'Node Type': string

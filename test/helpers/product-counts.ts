@@ -1,5 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm'
-import { type Database, rowsOf } from '../../src/db/client.js'
+import type { Database } from '../../src/db/database.js'
+import { rowsOf } from '../../src/db/statement-rows.js'
 
 async function byCategory(db: Database, query: SQL): Promise<Record<string, number>> {
   return Object.fromEntries(

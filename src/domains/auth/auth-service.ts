@@ -1,5 +1,5 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto'
-import type { Database, Executor } from '../../db/client.js'
+import type { Database, Executor } from '../../db/database.js'
 import type { UserRow } from '../../db/schema.js'
 import type { AccessTokens, Principal } from '../../platform/access-tokens.js'
 import { unauthenticated } from '../../platform/errors.js'

@@ -1,5 +1,5 @@
 import { and, eq, isNull, sql } from 'drizzle-orm'
-import type { Database, Executor } from '../../db/client.js'
+import type { Database, Executor } from '../../db/database.js'
 import { type RefreshTokenRow, refreshTokens } from '../../db/schema.js'
 
 export type NewRefreshToken = Pick<

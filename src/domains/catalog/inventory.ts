@@ -1,5 +1,5 @@
 import { asc, inArray, type SQL, sql } from 'drizzle-orm'
-import type { Executor } from '../../db/client.js'
+import type { Executor } from '../../db/database.js'
 import { products } from '../../db/schema.js'
 import { conflict, unprocessable } from '../../platform/errors.js'
 import type { ReadCache } from '../../platform/read-cache.js'

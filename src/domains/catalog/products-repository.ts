@@ -13,16 +13,11 @@ import {
   sql,
 } from 'drizzle-orm'
 import type { AnyPgColumn } from 'drizzle-orm/pg-core'
-import {
-  type Database,
-  type Executor,
-  prepareRows,
-  type RowsOf,
-  unnamedRows,
-} from '../../db/client.js'
+import type { Database, Executor } from '../../db/database.js'
 import { batchedInserts, givenRows, givenValues } from '../../db/insert-batches.js'
 import { isoInstant } from '../../db/iso-instant.js'
 import { productCounts, products } from '../../db/schema.js'
+import { prepareRows, type RowsOf, unnamedRows } from '../../db/statement-rows.js'
 
 export interface ProductFilters {
   category?: string | undefined

@@ -1,5 +1,5 @@
 import { and, eq, sql } from 'drizzle-orm'
-import type { Database } from '../../db/client.js'
+import type { Database } from '../../db/database.js'
 import { type EmailRow, emails } from '../../db/schema.js'
 
 export interface NewEmail {

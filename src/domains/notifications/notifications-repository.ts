@@ -1,5 +1,5 @@
 import { and, count, desc, eq, lt, type SQL } from 'drizzle-orm'
-import type { Database, Executor } from '../../db/client.js'
+import type { Database, Executor } from '../../db/database.js'
 import { type NotificationRow, notifications } from '../../db/schema.js'
 import { offsetOf, type PageRequest } from '../../platform/pagination.js'
 

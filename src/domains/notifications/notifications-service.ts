@@ -1,4 +1,4 @@
-import type { Executor } from '../../db/client.js'
+import type { Executor } from '../../db/database.js'
 import type { NotificationRow } from '../../db/schema.js'
 import type { Principal } from '../../platform/access-tokens.js'
 import { assertValidFields, notFound } from '../../platform/errors.js'

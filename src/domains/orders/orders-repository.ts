@@ -1,6 +1,6 @@
 import { and, count, desc, eq, getTableColumns, sql } from 'drizzle-orm'
 import type { components } from '../../../generated/openapi.js'
-import type { Database, Executor } from '../../db/client.js'
+import type { Database, Executor } from '../../db/database.js'
 import { type OrderRow, orderItems, orders } from '../../db/schema.js'
 import { offsetOf, type PageRequest } from '../../platform/pagination.js'
 import type { PricedLine } from '../catalog/inventory.js'

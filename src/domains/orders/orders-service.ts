@@ -1,4 +1,4 @@
-import type { Database, Executor } from '../../db/client.js'
+import type { Database, Executor } from '../../db/database.js'
 import type { Principal } from '../../platform/access-tokens.js'
 import { conflict, forbidden, notFound, unprocessable } from '../../platform/errors.js'
 import type { IdempotencyKeys } from '../../platform/idempotency.js'

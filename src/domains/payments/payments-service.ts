@@ -1,4 +1,4 @@
-import type { Database } from '../../db/client.js'
+import type { Database } from '../../db/database.js'
 import { assertValidFields } from '../../platform/errors.js'
 import type { OrdersService } from '../orders/orders-service.js'
 import type { WebhookDeliveriesRepository } from './webhook-deliveries-repository.js'

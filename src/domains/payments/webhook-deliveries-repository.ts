@@ -1,5 +1,5 @@
 import { and, eq } from 'drizzle-orm'
-import type { Executor } from '../../db/client.js'
+import type { Executor } from '../../db/database.js'
 import { webhookDeliveries } from '../../db/schema.js'
 
 export interface Delivery {

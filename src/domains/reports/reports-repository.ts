@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm'
-import { type Database, rowsOf } from '../../db/client.js'
+import type { Database } from '../../db/database.js'
 import { orders, products } from '../../db/schema.js'
+import { rowsOf } from '../../db/statement-rows.js'
 
 export interface CategoryFigures {
   category: string

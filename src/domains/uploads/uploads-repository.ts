@@ -1,5 +1,5 @@
 import { and, asc, between, eq, lt, sql } from 'drizzle-orm'
-import type { Database } from '../../db/client.js'
+import type { Database } from '../../db/database.js'
 import { type UploadRow, uploadChunks, uploads } from '../../db/schema.js'
 
 export interface NewUpload {

@@ -1,5 +1,5 @@
 import { and, count, desc, eq, sql } from 'drizzle-orm'
-import type { Database } from '../../db/client.js'
+import type { Database } from '../../db/database.js'
 import { type PostRow, posts } from '../../db/schema.js'
 import { offsetOf, type PageRequest } from '../../platform/pagination.js'
 

@@ -1,5 +1,5 @@
 import { eq, inArray, sql } from 'drizzle-orm'
-import type { Database, Executor } from '../../db/client.js'
+import type { Database, Executor } from '../../db/database.js'
 import { type UserRow, users } from '../../db/schema.js'
 
 export type NewUser = Pick<

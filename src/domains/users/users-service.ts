@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import DataLoader from 'dataloader'
 import type { FastifyBaseLogger } from 'fastify'
-import type { Database, Executor } from '../../db/client.js'
+import type { Database, Executor } from '../../db/database.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import type { UserRow } from '../../db/schema.js'
 import { assertValidFields, conflict, notFound } from '../../platform/errors.js'

@@ -1,5 +1,5 @@
 import { asc, type SQL, sql } from 'drizzle-orm'
-import { type Database, rowsOf } from '../../../src/db/client.js'
+import type { Database } from '../../../src/db/database.js'
 import {
   type NotificationRow,
   notifications,
@@ -14,6 +14,7 @@ import {
   type UserRow,
   users,
 } from '../../../src/db/schema.js'
+import { rowsOf } from '../../../src/db/statement-rows.js'
 
 /** Rows of a raw statement, whichever driver ran it. */
 export async function rowsOfStatement<Row>(db: Database, statement: SQL): Promise<Row[]> {

@@ -1,7 +1,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import addFormats from 'ajv-formats'
 import { isNull } from 'drizzle-orm'
-import type { Database } from '../../../src/db/client.js'
+import type { Database } from '../../../src/db/database.js'
 import { messages, posts, productCounts, products, users } from '../../../src/db/schema.js'
 import { specification } from '../contract.js'
 import type { JsonSchema } from '../schema-arbitrary.js'

@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm'
 import fc from 'fast-check'
-import type { Database } from '../../../src/db/client.js'
+import type { Database } from '../../../src/db/database.js'
 import { users } from '../../../src/db/schema.js'
 import type { Backend } from '../backends.js'
 import { ADMIN, login, newUser, startServer, type TestServer } from '../server.js'

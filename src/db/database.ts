@@ -1,0 +1,18 @@
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
+import type * as schema from './schema.js'
+
+/** The database as repositories and services see it: drizzle over the schema, either driver. */
+export type Database = PgDatabase<PgQueryResultHKT, typeof schema>
+export type Transaction = Parameters<Parameters<Database['transaction']>[0]>[0]
+/** What repository methods run on: the database, or a transaction a service opened. */
+export type Executor = Database | Transaction
+
+/** An open database, as the composition root receives it from openDatabase (client.ts). */
+export interface DatabaseHandle {
+  readonly kind: 'pglite' | 'postgres'
+  readonly db: Database
+  /** Applies pending migrations; safe when several instances start at once. */
+  migrate(): Promise<void>
+  ping(): Promise<void>
+  close(): Promise<void>
+}
