@@ -8,3 +8,7 @@ import { type SQLWrapper, sql } from 'drizzle-orm'
  */
 export const isoInstant = (instant: SQLWrapper) =>
   sql<string>`to_char(${instant} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+
+/** A table's row (`$inferSelect`) as isoInstant writes it: each instant as that text. */
+export type WithIsoInstants<Row> = { [Column in keyof Row]: IsoText<Row[Column]> }
+type IsoText<Value> = Value extends Date ? string : Value

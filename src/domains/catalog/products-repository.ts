@@ -15,7 +15,7 @@ import {
 import type { AnyPgColumn } from 'drizzle-orm/pg-core'
 import type { Database, Executor } from '../../db/database.js'
 import { batchedInserts, givenRows, givenValues } from '../../db/insert-batches.js'
-import { isoInstant } from '../../db/iso-instant.js'
+import { isoInstant, type WithIsoInstants } from '../../db/iso-instant.js'
 import { productCounts, products } from '../../db/schema.js'
 import { prepareRows, type RowsOf, unnamedRows } from '../../db/statement-rows.js'
 
@@ -41,22 +41,10 @@ export interface SortKey {
 export type PageRequest = { limit: number } & ({ page: number } | { after: SortKey })
 
 /** A product as stored, in the form it is answered: instants as ISO 8601 text. */
-export interface StoredProduct {
-  id: number
-  name: string
-  price: number
-  category: string
-  stock: number
-  createdAt: string
-  updatedAt: string
-  deletedAt: string | null
-}
+export type StoredProduct = WithIsoInstants<typeof products.$inferSelect>
 
 /** The columns of a product as stored, from the table or from a subquery that has them. */
-type ProductColumns = Record<
-  'id' | 'name' | 'price' | 'category' | 'stock' | 'createdAt' | 'updatedAt' | 'deletedAt',
-  AnyPgColumn
->
+type ProductColumns = Record<keyof StoredProduct, AnyPgColumn>
 
 /**
  * The columns of a product as StoredProduct has them, written by Postgres: no Date is made
@@ -75,7 +63,8 @@ const writtenProduct = <Row extends ProductColumns>(row: Row) => ({
   deletedAt: sql<string | null>`${isoInstant(row.deletedAt)}`.as('deletedAt'),
 })
 
-const storedProduct = writtenProduct(products)
+// A column added to the table must be written above before its rows may claim to have it.
+const storedProduct = writtenProduct(products) satisfies Record<keyof StoredProduct, unknown>
 
 /** `stock` left out takes the column's default, 0. */
 export type NewProduct = Pick<typeof products.$inferInsert, 'name' | 'price' | 'category' | 'stock'>
@@ -205,7 +194,11 @@ type ListValues = {
   offset: Value<number>
 }
 
-/** A row of the list: a page's product with its sort key, or none (an empty page); the total. */
+/**
+ * A row of the list: a page's product with its sort key, or none (an empty page); the total.
+ * Not a table row: the right join makes every product column nullable, and sortKey and
+ * count are computed.
+ */
 type ListRow = { [Column in keyof StoredProduct]: StoredProduct[Column] | null } & {
   sortKey: string | null
   count: number

@@ -1,7 +1,7 @@
 import { and, desc, gte, lt, lte, type Placeholder, sql } from 'drizzle-orm'
 import type { Database } from '../../db/database.js'
 import { batchedInserts, givenRows, givenValues } from '../../db/insert-batches.js'
-import { isoInstant } from '../../db/iso-instant.js'
+import { isoInstant, type WithIsoInstants } from '../../db/iso-instant.js'
 import { messages, outbox } from '../../db/schema.js'
 import { prepareRows } from '../../db/statement-rows.js'
 import type { Topic } from '../../platform/events.js'
@@ -11,13 +11,7 @@ import type { MessageAddedEvent } from './chat-topics.js'
 export type NewMessage = Pick<typeof messages.$inferInsert, 'chatId' | 'text' | 'author'>
 
 /** A message as clients receive it, listed or live: its time as ISO 8601 text. */
-export interface Message {
-  id: number
-  chatId: string
-  text: string
-  author: string
-  createdAt: string
-}
+export type Message = WithIsoInstants<typeof messages.$inferSelect>
 
 export interface MessageQuery {
   chatId?: string | undefined
@@ -110,7 +104,8 @@ function newestQuery(
       text: messages.text,
       author: messages.author,
       createdAt: isoInstant(messages.createdAt).as('createdAt'),
-    })
+      // Every column of Message: one added to the table must be written here too.
+    } satisfies Record<keyof Message, unknown>)
     .from(messages)
     .where(filterOf(chat, before))
     .orderBy(...(chat === undefined ? [] : [desc(messages.chatId)]), desc(messages.id))
@@ -166,6 +161,8 @@ function prepareInsertWithEvents(db: Database) {
       join given using (position)
       order by added.id
       returning id, payload`)
+  // Not outbox.$inferSelect: the driver reads int8 as text (postgres.js) or a number
+  // (PGlite), and the payload is this event, where the column holds any JSON.
   return prepareRows<{ id: string | number; payload: MessageAddedEvent }>(
     db,
     db.with(given, message, event).select().from(event).orderBy(event.id),
