@@ -1,7 +1,6 @@
-import type { EventEmitter } from 'node:events'
 import type { FastifyBaseLogger } from 'fastify'
 import mqemitter, { type Message, type MQEmitter } from 'mqemitter'
-import mqemitterRedis from 'mqemitter-redis'
+import { redisEmitter } from './mqemitter-redis-adapter.js'
 import { setNewest } from './newest-entries.js'
 import type { RedisConnections } from './redis.js'
 
@@ -201,16 +200,4 @@ function watchConnections(redis: RedisConnections, report: (upSince: number | un
       wasUp = true
     })
   }
-}
-
-/**
- * mqemitter-redis re-emits every error of its connections on an EventEmitter of its own,
- * `state`, which its typings leave out. Without a listener there, each reconnect Redis
- * refuses during an outage would be thrown and take the process down; the errors are
- * logged once already, by the connections' owner (redis.ts).
- */
-function redisEmitter(redis: RedisConnections): MQEmitter {
-  const emitter = mqemitterRedis({ pubConn: redis.publisher, subConn: redis.subscriber })
-  ;(emitter as unknown as { state: EventEmitter }).state.on('error', () => {})
-  return emitter
 }
