@@ -44,6 +44,8 @@ const answer = Buffer.concat([
   readyForQuery(),
 ])
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
 /** A fake database on a free local port, serving each connection with `serve`. */
 async function listenOn(serve: (connection: Socket) => void): Promise<Server> {
   const server = createServer(serve)
@@ -129,7 +131,6 @@ describe('SilenceWatchedSocket', () => {
     return socket
   }
   const query = () => message('Q', Buffer.from('select 1\u0000'))
-  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
   it('keeps a connection that was answered, idle past the deadline', async () => {
     onEachQuery((connection) => connection.write(answer))
@@ -320,6 +321,90 @@ describe.runIf(postgres)("the service's client when Postgres goes silent", () =>
     await relay.restore()
     expect(rowsOf(await database.db.execute(sql`select ${2}::int as two`))).toEqual([{ two: 2 }])
   })
+
+  it('fails a statement whose answer the silent database holds back', async () => {
+    const { database, relay } = relayed
+    const started = performance.now()
+    const answered = database.db.execute(sql`select pg_sleep(1)`).then(
+      () => 'answered',
+      (error: { cause?: { code?: string } }) => error.cause?.code,
+    )
+    // Asked, and the server busy with it, when the relay goes silent.
+    await sleep(100)
+    relay.stall()
+    expect(await answered).toBe('CONNECTION_CLOSED')
+    expect(performance.now() - started).toBeGreaterThanOrEqual(DATABASE_TIMEOUT_MS + 1000 - 5)
+    await relay.restore()
+  })
+})
+
+/**
+ * What the watch is for: postgres.js's own deadlines and Postgres's, all set short, on a
+ * relay that keeps the connection up and passes nothing (a hung host or proxy, whose
+ * kernel still acknowledges every packet and keepalive probe). The server's
+ * statement_timeout ends the statement, but its error is never heard; none of the
+ * client's deadlines applies to a statement in flight. The service's client fails the
+ * same statement once its deadline passes (above).
+ */
+describe.runIf(postgres)("postgres.js's and Postgres's own deadlines on a silent Postgres", () => {
+  const STATEMENT_TIMEOUT_MS = 300
+  /** Twice what the service's client would wait: the statement timeout and a second more. */
+  const WAITED_MS = 2 * (STATEMENT_TIMEOUT_MS + 1000)
+  let relayed: RelayedClient
+
+  beforeAll(async () => {
+    relayed = await relayedClient({
+      // In seconds: TCP keepalive probes after a second of quiet, and connections closed
+      // after a second idle or a second connecting.
+      keep_alive: 1,
+      idle_timeout: 1,
+      connect_timeout: 1,
+      connection: { statement_timeout: STATEMENT_TIMEOUT_MS },
+    })
+  })
+  afterAll(() => relayed?.close())
+  afterEach(() => relayed.relay.restore())
+
+  /** A statement the server ends at its statement_timeout, and how it has settled so far. */
+  async function stalledStatement() {
+    const { client, relay } = relayed
+    await client.unsafe('select 1')
+    const statement = client.unsafe('select pg_sleep(1)')
+    const outcome = { settled: 'no' }
+    const settled = statement.then(
+      () => {
+        outcome.settled = 'answered'
+      },
+      (error: { code?: string }) => {
+        outcome.settled = String(error.code)
+      },
+    )
+    await sleep(100)
+    relay.stall()
+    return { statement, outcome, settled }
+  }
+
+  it('leave a statement waiting, past all of them, for an answer held back', async () => {
+    const { outcome, settled } = await stalledStatement()
+    await sleep(WAITED_MS)
+    expect(outcome.settled).toBe('no')
+    // The connection was up all along: the statement_timeout's error, sent long ago, comes.
+    await relayed.relay.restore()
+    await settled
+    expect(outcome.settled).toBe('57014')
+  })
+
+  it("leave it waiting when a timer calls the query's cancel()", async () => {
+    const { statement, outcome, settled } = await stalledStatement()
+    // The cancel request goes on a connection of its own, which the silent server does
+    // not answer either; the statement settles only when the server answers it.
+    const cancelled = sleep(STATEMENT_TIMEOUT_MS).then(() => statement.cancel())
+    await sleep(WAITED_MS)
+    expect(outcome.settled).toBe('no')
+    await relayed.relay.restore()
+    await Promise.all([settled, cancelled])
+    expect(outcome.settled).toBe('57014')
+  })
 })
 
 describe.runIf(postgres)('the deadline of each statement, over TLS', () => {
@@ -328,19 +413,15 @@ describe.runIf(postgres)('the deadline of each statement, over TLS', () => {
   let database: TestDatabase
   let relay: TcpRelay
   let client: ReturnType<typeof postgresClient>
+  let relayed: RelayedClient
 
   beforeAll(async () => {
-    database = await (postgres as NonNullable<typeof postgres>).open()
-    relay = await tcpRelay(database.url as string)
-    const relayed = new URL(database.url as string)
-    relayed.port = String(relay.port)
-    client = postgresClient(relayed.href, { max: 1, onnotice: () => {} })
+    relayed = await relayedClient()
+    ;({ database, relay, client } = relayed)
+    // Connected without a deadline: on a busy machine, connecting took longer than one.
+    await client.unsafe('select 1')
   })
-  afterAll(async () => {
-    await client?.end({ timeout: 0 })
-    await relay?.close()
-    await database?.drop()
-  })
+  afterAll(() => relayed?.close())
 
   it('takes the answer that came while this process was held up past the deadline', async () => {
     // Straight to Postgres: the relay runs in this process, and is held up with it.
@@ -380,3 +461,24 @@ describe.runIf(postgres)('the deadline of each statement, over TLS', () => {
     ).rejects.toMatchObject({ code: 'DATABASE_DEADLINE' })
   })
 })
+
+/** A database of its own, and a plain postgres.js client that reaches it through a relay. */
+async function relayedClient(options: Parameters<typeof postgresClient>[1] = {}) {
+  const database = await (postgres as NonNullable<typeof postgres>).open()
+  const relay = await tcpRelay(database.url as string)
+  const relayed = new URL(database.url as string)
+  relayed.port = String(relay.port)
+  const client = postgresClient(relayed.href, { max: 1, onnotice: () => {}, ...options })
+  return {
+    database,
+    relay,
+    client,
+    async close() {
+      await client.end({ timeout: 0 })
+      await relay.close()
+      await database.drop()
+    },
+  }
+}
+
+type RelayedClient = Awaited<ReturnType<typeof relayedClient>>

@@ -29,7 +29,9 @@ export interface SocketTarget {
 }
 
 /**
- * postgres.js's `socket` option: connections on which the database may not go silent.
+ * postgres.js's documented `socket` option (its README, "Custom socket"): connections on
+ * which the database may not go silent. Our code, on the message flow Postgres documents
+ * (https://www.postgresql.org/docs/current/protocol-flow.html); no library internal.
  *
  * A deadline per connection rather than per statement. The server's statement_timeout
  * ends statements that run long, but a database that has gone silent (a hung host, a
@@ -38,10 +40,10 @@ export interface SocketTarget {
  * closed, which fails what waited on it (503 UNAVAILABLE), and the pool opens a new one,
  * so a stuck connection does not hold up the queries sent after it either.
  *
- * Wrapping each statement instead (a proxy, a timer and a promise apiece) cost a fifth of
- * the CPU of a list of 50: the rows of a list then lived on into the old generation,
- * three times the bytes promoted per scavenge and twice the full collections. The watch
- * reads the messages' headers, so it cannot watch through TLS; see `openPostgres`.
+ * Why neither postgres.js's and Postgres's own deadlines (database-deadlines.test.ts
+ * shows them leave such a statement waiting) nor a timer per statement (its CPU): see
+ * docs/decisions/database-deadlines.md. The watch reads the messages' headers, so it
+ * cannot watch through TLS; see `openPostgres`.
  */
 export function silenceWatchedSockets(deadlineMs: number) {
   let connections = 0
