@@ -117,7 +117,6 @@ export async function buildApp(deps: AppDependencies, config: Config) {
   await app.register(graphqlPlugin, {
     resolvers,
     loaders,
-    events: deps.events,
     accessTokens,
     graphiql: config.development,
     introspection: config.graphqlIntrospection,

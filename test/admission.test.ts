@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify'
 import { buildSchema, type GraphQLSchema } from 'graphql'
 import { describe, expect, it, vi } from 'vitest'
-import { createAdmission } from '../src/graphql/admission.js'
+import { createAdmission } from '../src/graphql/websocket/admission.js'
 
 const validate = vi.hoisted(() => vi.fn())
 vi.mock('graphql', async (importOriginal) => {

@@ -6,8 +6,8 @@ import {
   parse,
 } from 'graphql'
 import { describe, expect, it, vi } from 'vitest'
-import { createCompiledSubscriptions } from '../src/graphql/compiled-subscriptions.js'
 import { LIMITS } from '../src/graphql/limits.js'
+import { createCompiledSubscriptions } from '../src/graphql/websocket/compiled-subscriptions.js'
 
 const compileQuery = vi.hoisted(() => vi.fn())
 vi.mock('graphql-jit', async (importOriginal) => {

@@ -23,10 +23,37 @@ import {
 /**
  * The GraphQL over WebSocket protocols at the wire: raw frames in, frames and close
  * codes out. `graphql-transport-ws` is https://github.com/enisdenjo/graphql-ws/blob/master/PROTOCOL.md,
- * `graphql-ws` is the legacy subscriptions-transport-ws protocol that Mercurius serves.
+ * `graphql-ws` the legacy one of subscriptions-transport-ws. One server serves both, so
+ * what they share is one table of cases run in each protocol's words.
  */
 
 const MESSAGE_ADDED_X = 'subscription { messageAdded(chatId: "x") { id text chatId } }'
+interface Protocol {
+  protocol: string
+  subscribe: string
+  complete: string
+  next: string
+  /** The frames a connection refused before its acknowledgement hears before the close. */
+  refusal: (reason: string) => unknown[]
+}
+
+const PROTOCOLS: Protocol[] = [
+  {
+    protocol: TRANSPORT_WS,
+    subscribe: 'subscribe',
+    complete: 'complete',
+    next: 'next',
+    refusal: () => [],
+  },
+  {
+    protocol: LEGACY_WS,
+    subscribe: 'start',
+    complete: 'stop',
+    next: 'data',
+    refusal: (message) => [{ type: 'connection_error', payload: { message } }],
+  },
+]
+
 const SEND_MESSAGE = `mutation Send($text: String!, $chatId: ID!) {
   sendMessage(text: $text, author: "ws-tester", chatId: $chatId) { id text chatId }
 }`
@@ -45,9 +72,13 @@ describe.each(backends)('GraphQL over WebSocket on $name', (backend) => {
     return opened
   }
 
-  /** A graphql-transport-ws socket past connection_init and connection_ack. */
-  async function acknowledged(payload?: Record<string, unknown>, options?: ClientOptions) {
-    const socket = await open(TRANSPORT_WS, options)
+  /** A socket of `protocol` past connection_init and connection_ack. */
+  async function acknowledged(
+    payload?: Record<string, unknown>,
+    options?: ClientOptions,
+    protocol: string = TRANSPORT_WS,
+  ) {
+    const socket = await open(protocol, options)
     socket.send(
       payload === undefined ? { type: 'connection_init' } : { type: 'connection_init', payload },
     )
@@ -98,11 +129,14 @@ describe.each(backends)('GraphQL over WebSocket on $name', (backend) => {
   })
   afterAll(() => server?.close())
 
-  describe('graphql-transport-ws', () => {
-    it('acks, delivers the selected fields of the subscribed chat only, and ends on complete', async () => {
+  describe.each(PROTOCOLS)('$protocol', ({ protocol, subscribe, complete, next, refusal }) => {
+    const ready = (payload?: Record<string, unknown>, options?: ClientOptions) =>
+      acknowledged(payload, options, protocol)
+
+    it('acks, delivers the selected fields of the subscribed chat only, and ends on its complete', async () => {
       const before = server.events.activeSubscriptions()
-      const socket = await acknowledged()
-      socket.send({ id: '1', type: 'subscribe', payload: { query: MESSAGE_ADDED_X } })
+      const socket = await ready()
+      socket.send({ id: '1', type: subscribe, payload: { query: MESSAGE_ADDED_X } })
       await subscriptionsActive(server.events, before + 1)
 
       // Published first: had it been delivered, it would come before the one to "x".
@@ -110,59 +144,46 @@ describe.each(backends)('GraphQL over WebSocket on $name', (backend) => {
       const sent = await sendMessage('to chat x', 'x')
       expect(await socket.next()).toEqual({
         id: '1',
-        type: 'next',
+        type: next,
         payload: { data: { messageAdded: { id: sent.id, text: 'to chat x', chatId: 'x' } } },
       })
 
-      socket.send({ id: '1', type: 'complete' })
+      socket.send({ id: '1', type: complete })
       await subscriptionsDownTo(before)
       await sendMessage('after complete', 'x')
-      socket.send({ type: 'ping' })
-      expect(await socket.next()).toEqual({ type: 'pong' })
-      expect(socket.ws.readyState).toBe(WebSocket.OPEN)
-    })
-
-    it('answers ping with pong once acknowledged', async () => {
-      const socket = await acknowledged()
-      socket.send({ type: 'ping' })
-      expect(await socket.next()).toMatchObject({ type: 'pong' })
-    })
-
-    it('answers ping with pong before connection_init too', async () => {
-      const socket = await open(TRANSPORT_WS)
-      socket.send({ type: 'ping' })
-      expect(await socket.next()).toMatchObject({ type: 'pong' })
+      socket.send({ id: 'q', type: subscribe, payload: { query: '{ messages(limit: 1) { id } }' } })
+      expect(await socket.next()).toMatchObject({ id: 'q', type: next })
       expect(socket.ws.readyState).toBe(WebSocket.OPEN)
     })
 
     it('closes with 4400 on a frame that is not JSON', async () => {
-      const socket = await acknowledged()
+      const socket = await ready()
       socket.sendRaw('this is not json')
       expect((await closeOf(socket)).code).toBe(4400)
     })
 
     it('closes with 4400 on a message of an unknown type', async () => {
-      const socket = await acknowledged()
+      const socket = await ready()
       socket.send({ type: 'nope' })
       expect((await closeOf(socket)).code).toBe(4400)
     })
 
-    it('closes with 4400 on a subscribe without an id', async () => {
-      const socket = await acknowledged()
-      socket.send({ type: 'subscribe', payload: { query: '{ messages { id } }' } })
+    it('closes with 4400 on an operation without an id', async () => {
+      const socket = await ready()
+      socket.send({ type: subscribe, payload: { query: '{ messages { id } }' } })
       expect((await closeOf(socket)).code).toBe(4400)
     })
 
-    it('closes with 4401 on subscribe before the connection is acknowledged', async () => {
-      const socket = await open(TRANSPORT_WS)
-      socket.send({ id: '1', type: 'subscribe', payload: { query: MESSAGE_ADDED_X } })
-      expect((await closeOf(socket)).code).toBe(4401)
-      expect(socket.frames).toEqual([])
+    it('closes with 4401 on an operation before the connection is acknowledged', async () => {
+      const socket = await open(protocol)
+      socket.send({ id: '1', type: subscribe, payload: { query: MESSAGE_ADDED_X } })
+      expect(await closeOf(socket)).toEqual({ code: 4401, reason: 'Unauthorized' })
+      expect(socket.frames).toEqual(refusal('Unauthorized'))
     })
 
     it('acks a valid authToken, an admin’s and a user’s', async () => {
-      await acknowledged({ authToken: adminToken })
-      await acknowledged({ authToken: (await newUser(server.api)).accessToken })
+      await ready({ authToken: adminToken })
+      await ready({ authToken: (await newUser(server.api)).accessToken })
     })
 
     it.each([
@@ -185,94 +206,85 @@ describe.each(backends)('GraphQL over WebSocket on $name', (backend) => {
       ],
       ['a number', () => 12345],
     ])('closes with 4403 on an authToken that is %s', async (_, token) => {
-      const socket = await open(TRANSPORT_WS)
+      const socket = await open(protocol)
       socket.send({ type: 'connection_init', payload: { authToken: token() } })
-      expect((await closeOf(socket)).code).toBe(4403)
-      expect(socket.frames).toEqual([])
+      expect(await closeOf(socket)).toEqual({ code: 4403, reason: 'Forbidden' })
+      expect(socket.frames).toEqual(refusal('Forbidden'))
     })
 
-    it('closes with 4403 on an invalid Authorization header of the upgrade request', async () => {
-      const socket = await open(TRANSPORT_WS, { headers: { authorization: 'Bearer garbage' } })
-      socket.send({ type: 'connection_init' })
-      expect((await closeOf(socket)).code).toBe(4403)
+    it('closes with 4403 at once on a refused Authorization header of the upgrade request', async () => {
+      const socket = await open(protocol, { headers: { authorization: 'Bearer garbage' } })
+      expect(await closeOf(socket)).toEqual({ code: 4403, reason: 'Forbidden' })
       expect(socket.frames).toEqual([])
     })
 
     it('acks a valid Authorization header of the upgrade request', async () => {
-      await acknowledged(undefined, { headers: { authorization: `Bearer ${adminToken}` } })
-    })
-
-    it.each([
-      ['an unsupported subprotocol', 'foo'],
-      ['no subprotocol', undefined],
-    ])('closes with 4406 on %s', async (_, protocol) => {
-      const socket = await open(protocol)
-      expect((await closeOf(socket)).code).toBe(4406)
+      await ready(undefined, { headers: { authorization: `Bearer ${adminToken}` } })
     })
 
     it('closes with 4408 when no connection_init comes in time', { timeout: 15_000 }, async () => {
-      const socket = await open(TRANSPORT_WS)
-      expect((await closeOf(socket, 10_000)).code).toBe(4408)
+      const socket = await open(protocol)
+      expect(await closeOf(socket, 10_000)).toEqual({
+        code: 4408,
+        reason: 'Connection initialisation timeout',
+      })
       expect(socket.frames).toEqual([])
     })
 
-    it('closes with 4409 on a subscribe whose id is still active, and ends both', async () => {
+    it('closes with 4409 on an operation whose id is still active, and ends both', async () => {
       const before = server.events.activeSubscriptions()
-      const socket = await acknowledged()
-      socket.send({ id: '1', type: 'subscribe', payload: { query: MESSAGE_ADDED_X } })
+      const socket = await ready()
+      socket.send({ id: '1', type: subscribe, payload: { query: MESSAGE_ADDED_X } })
       await subscriptionsActive(server.events, before + 1)
-      socket.send({ id: '1', type: 'subscribe', payload: { query: MESSAGE_ADDED_X } })
+      socket.send({ id: '1', type: subscribe, payload: { query: MESSAGE_ADDED_X } })
       expect((await closeOf(socket)).code).toBe(4409)
       await subscriptionsDownTo(before)
     })
 
     it('closes with 4429 on a second connection_init', async () => {
-      const socket = await acknowledged()
+      const socket = await ready()
       socket.send({ type: 'connection_init' })
       expect((await closeOf(socket)).code).toBe(4429)
     })
 
-    it('runs a query: one next, then complete', async () => {
-      const sent = await sendMessage('for the query', 'query-chat')
-      const socket = await acknowledged()
+    it('runs a query: one result, then complete', async () => {
+      const chatId = `query-chat-${protocol}`
+      const sent = await sendMessage('for the query', chatId)
+      const socket = await ready()
       socket.send({
         id: 'q',
-        type: 'subscribe',
-        payload: { query: 'query { messages(chatId: "query-chat") { id text } }' },
+        type: subscribe,
+        payload: { query: `query { messages(chatId: "${chatId}") { id text } }` },
       })
       expect(await socket.next()).toEqual({
         id: 'q',
-        type: 'next',
+        type: next,
         payload: { data: { messages: [{ id: sent.id, text: 'for the query' }] } },
       })
       expect(await socket.next()).toEqual({ id: 'q', type: 'complete' })
     })
 
-    it('runs a mutation: one next, then complete', async () => {
-      const socket = await acknowledged()
+    it('runs a mutation: one result, then complete', async () => {
+      const chatId = `mutation-chat-${protocol}`
+      const socket = await ready()
       socket.send({
         id: 'm',
-        type: 'subscribe',
-        payload: {
-          query: SEND_MESSAGE,
-          variables: { text: 'over the socket', chatId: 'mutation-chat' },
-        },
+        type: subscribe,
+        payload: { query: SEND_MESSAGE, variables: { text: 'over the socket', chatId } },
       })
-      const next = await socket.next()
-      expect(next).toMatchObject({ id: 'm', type: 'next' })
-      expect(next.payload).toEqual({
-        data: {
-          sendMessage: { id: expect.any(String), text: 'over the socket', chatId: 'mutation-chat' },
-        },
+      const result = await socket.next()
+      expect(result).toMatchObject({ id: 'm', type: next })
+      expect(result.payload).toEqual({
+        data: { sendMessage: { id: expect.any(String), text: 'over the socket', chatId } },
       })
       expect(await socket.next()).toEqual({ id: 'm', type: 'complete' })
-      const stored = await graphql(server.baseUrl, '{ messages(chatId: "mutation-chat") { id } }')
-      expect(stored.body.data.messages).toEqual([{ id: next.payload.data.sendMessage.id }])
+      const stored = await graphql(server.baseUrl, `{ messages(chatId: "${chatId}") { id } }`)
+      expect(stored.body.data.messages).toEqual([{ id: result.payload.data.sendMessage.id }])
     })
 
     it('answers a validation error with an error message and keeps the socket open', async () => {
-      const socket = await acknowledged()
-      socket.send({ id: 'v', type: 'subscribe', payload: { query: '{ messages { nope } }' } })
+      const socket = await ready()
+      socket.send({ id: 'v', type: subscribe, payload: { query: '{ messages { nope } }' } })
       const error = await socket.next()
       expect(error).toMatchObject({ id: 'v', type: 'error' })
       expect(error.payload).toEqual([
@@ -282,38 +294,33 @@ describe.each(backends)('GraphQL over WebSocket on $name', (backend) => {
         }),
       ])
       // The id is free again and the socket still serves operations.
-      socket.send({
-        id: 'v',
-        type: 'subscribe',
-        payload: { query: '{ messages(limit: 1) { id } }' },
-      })
-      expect(await socket.next()).toMatchObject({ id: 'v', type: 'next' })
+      socket.send({ id: 'v', type: subscribe, payload: { query: '{ messages(limit: 1) { id } }' } })
+      expect(await socket.next()).toMatchObject({ id: 'v', type: next })
       expect(await socket.next()).toEqual({ id: 'v', type: 'complete' })
       expect(socket.ws.readyState).toBe(WebSocket.OPEN)
     })
 
     it('answers a syntax error with an error message and keeps the socket open', async () => {
-      const socket = await acknowledged()
-      socket.send({ id: 's', type: 'subscribe', payload: { query: 'subscription {' } })
+      const socket = await ready()
+      socket.send({ id: 's', type: subscribe, payload: { query: 'subscription {' } })
       const error = await socket.next()
       expect(error).toMatchObject({ id: 's', type: 'error' })
       expect(error.payload).toEqual([
         expect.objectContaining({ message: expect.stringContaining('Syntax Error') }),
       ])
-      socket.send({ type: 'ping' })
-      expect(await socket.next()).toEqual({ type: 'pong' })
+      expect(socket.ws.readyState).toBe(WebSocket.OPEN)
     })
 
-    it('reports a resolver’s input error in next, with its code, then completes', async () => {
-      const socket = await acknowledged()
+    it('reports a resolver’s input error in its result, with its code, then completes', async () => {
+      const socket = await ready()
       socket.send({
         id: 'e',
-        type: 'subscribe',
+        type: subscribe,
         payload: { query: SEND_MESSAGE, variables: { text: '', chatId: 'x' } },
       })
-      const next = await socket.next()
-      expect(next).toMatchObject({ id: 'e', type: 'next', payload: { data: null } })
-      expect(next.payload.errors).toEqual([
+      const result = await socket.next()
+      expect(result).toMatchObject({ id: 'e', type: next, payload: { data: null } })
+      expect(result.payload.errors).toEqual([
         expect.objectContaining({
           path: ['sendMessage'],
           extensions: expect.objectContaining({ code: 'BAD_USER_INPUT' }),
@@ -331,8 +338,8 @@ describe.each(backends)('GraphQL over WebSocket on $name', (backend) => {
           (_, index) => `a${index}: id`,
         ).join(' ')} } }`
       const before = server.events.activeSubscriptions()
-      const socket = await acknowledged()
-      socket.send({ id: 'many', type: 'subscribe', payload: { query: aliased(21) } })
+      const socket = await ready()
+      socket.send({ id: 'many', type: subscribe, payload: { query: aliased(21) } })
       const error = await socket.next()
       expect(error).toMatchObject({ id: 'many', type: 'error' })
       expect(error.payload).toEqual([
@@ -343,21 +350,21 @@ describe.each(backends)('GraphQL over WebSocket on $name', (backend) => {
       ])
       expect(server.events.activeSubscriptions()).toBe(before)
 
-      socket.send({ id: 'enough', type: 'subscribe', payload: { query: aliased(20) } })
+      socket.send({ id: 'enough', type: subscribe, payload: { query: aliased(20) } })
       await subscriptionsActive(server.events, before + 1)
       const sent = await sendMessage('aliased', 'x')
-      const next = await socket.next()
-      expect(next).toMatchObject({ id: 'enough', type: 'next' })
-      expect(Object.keys(next.payload.data.messageAdded)).toHaveLength(20)
-      expect(next.payload.data.messageAdded.a19).toBe(sent.id)
+      const result = await socket.next()
+      expect(result).toMatchObject({ id: 'enough', type: next })
+      expect(Object.keys(result.payload.data.messageAdded)).toHaveLength(20)
+      expect(result.payload.data.messageAdded.a19).toBe(sent.id)
     })
 
     it('applies the depth limit to a subscription too', async () => {
       // Nine levels of selections: invalid for the chat schema as well, but the depth
       // rule must report it among the errors.
       const deep = 'subscription { messageAdded { a { b { c { d { e { f { g { h } } } } } } } } }'
-      const socket = await acknowledged()
-      socket.send({ id: 'deep', type: 'subscribe', payload: { query: deep } })
+      const socket = await ready()
+      socket.send({ id: 'deep', type: subscribe, payload: { query: deep } })
       const error = await socket.next()
       expect(error).toMatchObject({ id: 'deep', type: 'error' })
       expect(error.payload).toContainEqual(
@@ -370,89 +377,45 @@ describe.each(backends)('GraphQL over WebSocket on $name', (backend) => {
     })
   })
 
-  describe('graphql-ws (legacy, Mercurius)', () => {
-    async function legacyAcknowledged(payload?: Record<string, unknown>) {
-      const socket = await open(LEGACY_WS)
-      socket.send(
-        payload === undefined ? { type: 'connection_init' } : { type: 'connection_init', payload },
-      )
-      expect(await socket.next()).toMatchObject({ type: 'connection_ack' })
-      return socket
-    }
+  it.each([
+    ['an unsupported subprotocol', 'foo'],
+    ['no subprotocol', undefined],
+  ])('closes with 4406 on %s', async (_, protocol) => {
+    const socket = await open(protocol)
+    expect((await closeOf(socket)).code).toBe(4406)
+  })
 
-    it('acks, delivers the selected fields of the subscribed chat only, and ends on stop', async () => {
-      const before = server.events.activeSubscriptions()
-      const socket = await legacyAcknowledged()
-      socket.send({ id: '1', type: 'start', payload: { query: MESSAGE_ADDED_X } })
-      await subscriptionsActive(server.events, before + 1)
+  describe('graphql-transport-ws only', () => {
+    it('answers ping with pong once acknowledged', async () => {
+      const socket = await acknowledged()
+      socket.send({ type: 'ping' })
+      expect(await socket.next()).toMatchObject({ type: 'pong' })
+    })
 
-      await sendMessage('legacy to chat y', 'y')
-      const sent = await sendMessage('legacy to chat x', 'x')
-      expect(await socket.next()).toEqual({
-        id: '1',
-        type: 'data',
-        payload: { data: { messageAdded: { id: sent.id, text: 'legacy to chat x', chatId: 'x' } } },
-      })
-
-      socket.send({ id: '1', type: 'stop' })
-      await subscriptionsDownTo(before)
+    it('answers ping with pong before connection_init too', async () => {
+      const socket = await open(TRANSPORT_WS)
+      socket.send({ type: 'ping' })
+      expect(await socket.next()).toMatchObject({ type: 'pong' })
       expect(socket.ws.readyState).toBe(WebSocket.OPEN)
     })
+  })
 
-    it('acks a valid authToken', async () => {
-      await legacyAcknowledged({ authToken: adminToken })
-    })
-
-    it('does not ack an invalid authToken: connection_error, then close', async () => {
-      const socket = await open(LEGACY_WS)
-      socket.send({ type: 'connection_init', payload: { authToken: 'garbage' } })
-      await closeOf(socket)
-      expect(socket.frames.map((frame) => frame.type)).not.toContain('connection_ack')
-      expect(socket.frames[0]).toMatchObject({ type: 'connection_error' })
-    })
-
-    // A legacy `start` must be validated like every other path: graphql's own rules
-    // and the service's limits. Each test starts the document under test, then a valid
-    // subscription, and publishes once the valid one is live: the document under test
-    // must have been refused by then, and must deliver nothing.
-    async function startedBesideValid(query: string) {
+  describe('graphql-ws (legacy) only', () => {
+    it('closes normally on connection_terminate, ending its subscriptions', async () => {
       const before = server.events.activeSubscriptions()
-      const socket = await legacyAcknowledged()
-      socket.send({ id: 'tested', type: 'start', payload: { query } })
-      socket.send({ id: 'valid', type: 'start', payload: { query: MESSAGE_ADDED_X } })
+      const socket = await acknowledged(undefined, undefined, LEGACY_WS)
+      socket.send({ id: '1', type: 'start', payload: { query: MESSAGE_ADDED_X } })
       await subscriptionsActive(server.events, before + 1)
-      await sendMessage('to both', 'x')
-      while ((await socket.next()).id !== 'valid');
-      return socket.frames.filter((frame) => frame.id === 'tested')
-    }
-
-    it('refuses a subscription with more than 20 aliases, as graphql-transport-ws does', async () => {
-      const many = `subscription { messageAdded(chatId: "x") { ${Array.from(
-        { length: 21 },
-        (_, index) => `a${index}: id`,
-      ).join(' ')} } }`
-      expect(await startedBesideValid(many)).toEqual([
-        {
-          id: 'tested',
-          type: 'error',
-          payload: [
-            expect.objectContaining({
-              message: expect.stringMatching(/21 aliases; the limit is 20/),
-            }),
-          ],
-        },
-      ])
+      socket.send({ type: 'connection_terminate' })
+      expect(await closeOf(socket)).toEqual({ code: 1000, reason: 'Normal closure' })
+      await subscriptionsDownTo(before)
     })
 
-    it('refuses a subscription that selects an unknown field, as graphql-transport-ws does', async () => {
-      const unknown = 'subscription { messageAdded(chatId: "x") { id nope } }'
-      expect(await startedBesideValid(unknown)).toEqual([
-        {
-          id: 'tested',
-          type: 'error',
-          payload: [expect.objectContaining({ message: expect.stringContaining('nope') })],
-        },
-      ])
+    it('takes a numeric id, and answers it as a string', async () => {
+      const socket = await acknowledged(undefined, undefined, LEGACY_WS)
+      socket.send({ id: 7, type: 'start', payload: { query: '{ messages(limit: 1) { id } }' } })
+      expect(await socket.next()).toMatchObject({ id: '7', type: 'data' })
+      expect(await socket.next()).toEqual({ id: '7', type: 'complete' })
     })
   })
 })

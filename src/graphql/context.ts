@@ -2,7 +2,7 @@ import type {} from 'mercurius'
 import { type AccessTokens, bearerTokenOf, type Principal } from '../platform/access-tokens.js'
 import { unauthenticated } from '../platform/errors.js'
 import { createLoaderSet, type GraphQLLoaders, type LoaderSet } from './loaders.js'
-import type { LiveSubscriptions } from './subscriptions.js'
+import type { LiveSubscriptions } from './websocket/live-subscriptions.js'
 
 /**
  * What every resolver receives, whichever path carried the operation: HTTP, the

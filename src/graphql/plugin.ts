@@ -1,15 +1,13 @@
 import { readFileSync } from 'node:fs'
 import websocket from '@fastify/websocket'
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify'
-import { type DocumentNode, GraphQLError, getOperationAST } from 'graphql'
+import { buildSchema, type DocumentNode, GraphQLError, getOperationAST } from 'graphql'
 import mercurius, { type IResolvers } from 'mercurius'
 import type { WebSocket } from 'ws'
 import type { Resolvers } from '../../generated/graphql.js'
 import { graphqlSchemaPath } from '../paths.js'
 import type { AccessTokens } from '../platform/access-tokens.js'
-import type { EventBus } from '../platform/events.js'
 import type { OperationBudget } from '../platform/rate-limit.js'
-import { createAdmission } from './admission.js'
 import { beforeExecution, createContextFactory } from './context.js'
 import { createDeprecationCounter } from './deprecations.js'
 import { acceptsGraphqlResponse, formatExecution, GRAPHQL_RESPONSE_TYPE } from './errors.js'
@@ -17,10 +15,11 @@ import { graphiqlPlugin } from './graphiql.js'
 import { createCostCheck, LIMITS, limitErrors, parseOptions } from './limits.js'
 import { type GraphQLLoaders, loaderResolvers } from './loaders.js'
 import { bytesOverCap, tooLargeResult } from './response-cap.js'
-import type { SocketObserver } from './socket-seats.js'
-import { createSocketRouting } from './sockets.js'
-import { countedSubscriptions } from './subscriptions.js'
-import { createTransportWsHandler } from './transport-ws.js'
+import { withSubscriptions } from './subscriptions.js'
+import { createAdmission } from './websocket/admission.js'
+import { createWebSocketServer } from './websocket/server.js'
+import type { SocketObserver } from './websocket/socket-seats.js'
+import { createUpgradeHandler } from './websocket/upgrades.js'
 
 export const schemaPath = graphqlSchemaPath
 export const GRAPHQL_PATH = '/graphql'
@@ -34,7 +33,6 @@ export interface GraphqlOptions {
   resolvers: Resolvers
   /** Batched fields; each gets a resolver that goes through its loader. */
   loaders: GraphQLLoaders
-  events: EventBus
   accessTokens: AccessTokens
   /** Serves GraphiQL at /graphiql. */
   graphiql: boolean
@@ -62,32 +60,32 @@ function refuseIfAny(errors: readonly GraphQLError[]) {
 }
 
 /**
- * /graphql: Mercurius for HTTP, its emitter and the legacy subprotocol; graphql-ws for
- * `graphql-transport-ws`, routed by the subprotocol the client asks for.
+ * /graphql: Mercurius for HTTP; graphql-ws's server for WebSockets, in both subprotocols
+ * (websocket/). Both run the same schema and resolvers with the same context.
  */
 export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOptions) {
   const contexts = createContextFactory(options.accessTokens, options.loaders)
   const schema = () => app.graphql.schema
   const rules = { introspection: options.introspection }
-  const admit = createAdmission({ schema, operationBudget: options.operationBudget, rules })
-  const transportWs = createTransportWsHandler({
+  const countDeprecatedFields = createDeprecationCounter(options.countDeprecatedFieldUse)
+  const serve = createWebSocketServer({
     schema,
     contexts,
-    admit,
+    admit: createAdmission({ schema, operationBudget: options.operationBudget, rules }),
+    admitted: countDeprecatedFields,
     log: app.log,
     closeSlowConsumer,
   })
-  const sockets = createSocketRouting({
-    transportWs,
+  const upgrade = createUpgradeHandler({
+    serve,
     contexts,
-    admit,
-    log: app.log,
     socketsPerCaller: options.socketsPerCaller,
     socketObservers: options.socketObservers,
   })
   app.addHook('onRoute', (route) => {
     if (route.url !== GRAPHQL_PATH) return
-    if (route.wsHandler) sockets.route(route)
+    // Mercurius's GET route, as @fastify/websocket reads it (registered after this hook).
+    if (route.method === 'GET') route.wsHandler = upgrade
     if (route.method === 'POST') allowNullExtensions(route)
   })
 
@@ -110,12 +108,10 @@ export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOption
     }
   })
   await app.register(websocket, { options: { maxPayload: 64 * 1024 } })
+  const { Subscription, ...resolvers } = options.resolvers
   await app.register(mercurius, {
-    schema: readFileSync(schemaPath, 'utf8'),
-    resolvers: {
-      ...withBatchedFields(options.resolvers, loaderResolvers(options.loaders)),
-      Subscription: countedSubscriptions(options.resolvers.Subscription),
-    } as IResolvers,
+    schema: withSubscriptions(buildSchema(readFileSync(schemaPath, 'utf8')), Subscription),
+    resolvers: withBatchedFields(resolvers, loaderResolvers(options.loaders)) as IResolvers,
     path: GRAPHQL_PATH,
     graphiql: false,
     jit: 1,
@@ -127,48 +123,20 @@ export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOption
     // context that throws with the REST error envelope.
     context: (request) =>
       contexts.create({ authorization: request.headers.authorization }, { requestId: request.id }),
-    subscription: {
-      emitter: options.events.emitter,
-      // The legacy subprotocol. Its upgrade request's token was checked on arrival
-      // (sockets.ts); connection_init's authToken, when given, takes over.
-      context: (socket, request) =>
-        contexts.create(
-          { authorization: request.headers.authorization },
-          {
-            requestId: request.id,
-            closeSlowConsumer: () => closeSlowConsumer(socket as unknown as WebSocket),
-            subscriptions: sockets.subscriptionsOf(socket),
-          },
-        ),
-      onConnect: ({ payload }) => {
-        if (payload?.authToken === undefined) return true
-        try {
-          return { principal: contexts.principalOf({ authToken: payload.authToken }) }
-        } catch {
-          return false
-        }
-      },
-    },
   })
   if (options.graphiql) await app.register(graphiqlPlugin)
-  // HTTP's share of the checks WebSocket operations pass in admission.ts. The service's
-  // limits run before graphql's own rules (Mercurius validates a document only the first
-  // time it sees it); the cost again with the variables, which only execution has.
+  // HTTP's share of the checks WebSocket operations pass in websocket/admission.ts. The
+  // service's limits run before graphql's own rules (Mercurius validates a document only
+  // the first time it sees it); the cost again with the variables, which only execution has.
   app.graphql.addHook('preValidation', async (schema, document) => {
     refuseIfAny(limitErrors(schema, document, undefined, rules))
   })
-  const countDeprecatedFields = createDeprecationCounter(options.countDeprecatedFieldUse)
   const costErrors = createCostCheck()
   app.graphql.addHook('preExecution', async (schema, document, context, variables) => {
     beforeExecution(context)
     countDeprecatedFields(schema, document)
     refuseSubscription(document, context.reply.request)
     refuseIfAny(costErrors(schema, document, variables ?? {}))
-  })
-  // A legacy start was admitted (validated with its variables) on its way in: legacy-ws.ts.
-  app.graphql.addHook('preSubscriptionExecution', async (schema, document, context) => {
-    beforeExecution(context)
-    countDeprecatedFields(schema, document)
   })
 }
 

@@ -24,26 +24,23 @@ export const tooLargeResult = (bytes: number) => ({
 })
 
 /**
- * The head of a result frame as the protocol libraries write it: graphql-ws's
- * `{"id":…,"type":"next",` and Mercurius's `{"type":"data","id":…,`.
+ * The head of a result frame as the WebSocket server writes it: graphql-ws's
+ * `{"id":…,"type":"next",`, and the legacy protocol's `data` in the same order
+ * (websocket/legacy-protocol.ts). The response-cap tests fail if that order changes.
  */
-const RESULT_HEAD =
-  /^\{(?:"id":("(?:[^"\\]|\\.)*"),"type":"next"|"type":"data","id":("(?:[^"\\]|\\.)*"|-?\d+))/
+const RESULT_HEAD = /^\{"id":("(?:[^"\\]|\\.)*"),"type":"(next|data)"/
 
 /**
  * A WebSocket frame as it is, or, when it is over the cap, its operation's result
- * message with the error instead. Each frame is serialized once by its library and
+ * message with the error instead. Each frame is serialized once by graphql-ws and
  * measured here; only an oversized one is taken apart, by its head, to answer its id.
  */
 export function cappedFrame(frame: string): string {
   const bytes = bytesOverCap(frame)
   if (bytes === undefined) return frame
   const head = RESULT_HEAD.exec(frame)
-  // Only results carry data; anything else this large is the libraries' own, and sent.
+  // Only results carry data; anything else this large is the protocol's own, and sent.
   if (!head) return frame
-  const [, nextId, dataId] = head
-  const payload = tooLargeResult(bytes)
-  return nextId !== undefined
-    ? JSON.stringify({ id: JSON.parse(nextId), type: 'next', payload })
-    : JSON.stringify({ type: 'data', id: JSON.parse(dataId as string), payload })
+  const [, id, type] = head
+  return JSON.stringify({ id: JSON.parse(id as string), type, payload: tooLargeResult(bytes) })
 }

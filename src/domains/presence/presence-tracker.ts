@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
-import type { SocketObserver } from '../../graphql/socket-seats.js'
+import type { SocketObserver } from '../../graphql/websocket/socket-seats.js'
 import type { EventBus } from '../../platform/events.js'
 import type { CountChange, Departure, PresenceCounts } from './presence-counts.js'
 import { presenceTopics, type UserStatus } from './presence-topics.js'

@@ -8,8 +8,8 @@ import {
   subscribe,
 } from 'graphql'
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit'
-import { setNewest } from '../platform/newest-entries.js'
-import { LIMITS } from './limits.js'
+import { setNewest } from '../../platform/newest-entries.js'
+import { LIMITS } from '../limits.js'
 
 /**
  * Distinct subscription operations kept, compiled or counted; the oldest go first. A

@@ -1,20 +1,18 @@
 import type { FastifyRequest } from 'fastify'
 import { type DocumentNode, GraphQLError, type GraphQLSchema } from 'graphql'
-import { setNewest } from '../platform/newest-entries.js'
-import type { OperationBudget, OverBudget } from '../platform/rate-limit.js'
+import type { SubscribePayload } from 'graphql-ws'
+import { setNewest } from '../../platform/newest-entries.js'
+import type { OperationBudget, OverBudget } from '../../platform/rate-limit.js'
 import {
   createCostCheck,
   LIMITS,
   parseOperation,
   type RuleSettings,
   validateDocument,
-} from './limits.js'
+} from '../limits.js'
 
 /** An operation as a WebSocket message carries it, in either subprotocol. */
-export interface OperationPayload {
-  query?: unknown
-  variables?: unknown
-}
+export type OperationPayload = Pick<SubscribePayload, 'query' | 'variables'>
 
 export type Admission =
   | { document: DocumentNode; variables: Record<string, unknown> }
@@ -83,12 +81,6 @@ export function createAdmission({ schema, operationBudget, rules }: AdmissionOpt
   ): Promise<Admission> => {
     const overBudget = await operationBudget?.(upgrade, caller)
     if (overBudget) return { errors: [rateLimited(overBudget)] }
-    if (typeof payload.query !== 'string') {
-      const error = new GraphQLError('The query must be a string of GraphQL', {
-        extensions: { code: 'BAD_USER_INPUT' },
-      })
-      return { errors: [error] }
-    }
     const current = schema()
     let operation: CheckedDocument
     try {

@@ -1,0 +1,49 @@
+import type { FastifyRequest } from 'fastify'
+import type { WebSocket } from 'ws'
+import type { ContextFactory } from '../context.js'
+import { createLiveSubscriptions } from './live-subscriptions.js'
+import type { ServeSocket } from './server.js'
+import { createSocketSeats, type SocketObserver, TOO_MANY_SOCKETS } from './socket-seats.js'
+
+/** Close code of a WebSocket whose credentials are refused, as graphql-transport-ws has it. */
+const FORBIDDEN_CLOSE = { code: 4403, reason: 'Forbidden' }
+
+export interface UpgradeOptions {
+  serve: ServeSocket
+  contexts: ContextFactory
+  /** Open WebSockets per caller; undefined: no cap. */
+  socketsPerCaller: number | undefined
+  /** Told of each socket's life and of the user it belongs to (presence, metrics). */
+  socketObservers: readonly SocketObserver[]
+}
+
+/**
+ * The wsHandler of /graphql, for every subprotocol: a socket whose upgrade carries a
+ * refused bearer token is closed at once; any other takes a seat of its caller (that
+ * user, else its address) and its live-subscription count, and is served until it
+ * closes, when both are given back.
+ */
+export function createUpgradeHandler(options: UpgradeOptions) {
+  const seats = createSocketSeats(options.socketsPerCaller, options.socketObservers)
+  return (socket: WebSocket, request: FastifyRequest) => {
+    const principal = upgradePrincipal(options.contexts, request)
+    if (principal === undefined) return socket.close(FORBIDDEN_CLOSE.code, FORBIDDEN_CLOSE.reason)
+    const seat = seats.seat(principal, request.ip)
+    if (!seat) return socket.close(TOO_MANY_SOCKETS.code, TOO_MANY_SOCKETS.reason)
+    const subscriptions = createLiveSubscriptions()
+    socket.once('close', () => {
+      seat.release()
+      subscriptions.closeAll()
+    })
+    options.serve(socket, { request, seat, subscriptions })
+  }
+}
+
+/** The upgrade request's bearer principal: null when none is sent, undefined when refused. */
+function upgradePrincipal(contexts: ContextFactory, request: FastifyRequest) {
+  try {
+    return contexts.principalOf({ authorization: request.headers.authorization })
+  } catch {
+    return undefined
+  }
+}
