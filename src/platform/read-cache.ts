@@ -3,6 +3,7 @@ import { createCache } from 'async-cache-dedupe'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Redis } from 'ioredis'
 import { stringify } from 'safe-stable-stringify'
+import { storageKeyOf } from './async-cache-dedupe-adapter.js'
 import type { RedisConnections } from './redis.js'
 
 /**
@@ -109,12 +110,10 @@ export function createReadCache({ ttlSeconds, redis, log }: ReadCacheSettings): 
         { serialize: entryKeyOf, ttl: (result: Result) => (result === null ? 0 : ttlSeconds) },
         (({ args }) => read(args)) satisfies VersionedRead,
       )[name] as VersionedRead
-      // Where async-cache-dedupe's storage keeps the entry of these arguments and versions
-      // (`<name>~<key>`, its format: read-cache.test.ts's one-command hit fails if it changes).
-      const storageKeyOf = (args: Args) => (versions: string) =>
-        `${name}~${entryKeyOf({ args, versions })}`
+      const entryOf = (args: Args) => (versions: string) =>
+        storageKeyOf(name, entryKeyOf({ args, versions }))
       return async (args: Args) => {
-        const seen = await versions.current(references(args), storageKeyOf(args))
+        const seen = await versions.current(references(args), entryOf(args))
         // Without the versions no entry can be trusted: the read goes to the database.
         if (seen === undefined) return read(args)
         if (seen.stored !== undefined) return JSON.parse(seen.stored) as Result

@@ -1,7 +1,7 @@
-import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import fp from 'fastify-plugin'
-import helmet, { type HelmetOptions } from 'helmet'
+import type { HelmetOptions } from 'helmet'
+import { helmetHeaders } from './helmet-adapter.js'
 
 /**
  * Helmet's headers for a page (Swagger UI, GraphiQL). The CSP's defaults fit those pages,
@@ -31,21 +31,11 @@ export const API_SECURITY_HEADERS: Readonly<Record<string, string>> = {
 }
 
 /**
- * Without nonces a page's headers are the same for every page, so helmet runs once, at
- * start, into a recording response. (@fastify/helmet builds helmet anew per request,
- * parsing the CSP each time: several percent of a simple read's CPU.)
+ * Without nonces a page's headers are the same for every page, so helmet's are found
+ * once, at start. (@fastify/helmet builds helmet anew per request, parsing the CSP each
+ * time.)
  */
-function pageHeaders(): Record<string, string> {
-  const headers: Record<string, string> = {}
-  const recorder = {
-    setHeader: (name: string, value: string) => {
-      headers[name.toLowerCase()] = value
-    },
-    removeHeader: () => {},
-  }
-  helmet(pageOptions)({} as IncomingMessage, recorder as unknown as ServerResponse, () => {})
-  return headers
-}
+const pageHeaders = () => helmetHeaders(pageOptions)
 
 const isPage = (reply: FastifyReply) =>
   String(reply.getHeader('content-type')).startsWith('text/html')
