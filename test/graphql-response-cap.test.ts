@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import type { DomainModule } from '../src/domains/module.js'
-import { createDomainModules } from '../src/domains/modules.js'
+import type { DomainModule } from '../src/domains/domain-module.js'
+import { createDomainModules } from '../src/domains/module-list.js'
 import { LIMITS } from '../src/graphql/limits.js'
 import { backends } from './helpers/backends.js'
 import { graphql, subscriptionsActive, wsUrl } from './helpers/graphql.js'

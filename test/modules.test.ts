@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { DomainModule, Infrastructure } from '../src/domains/module.js'
-import { createDomainModules } from '../src/domains/modules.js'
+import type { DomainModule, Infrastructure } from '../src/domains/domain-module.js'
+import { createDomainModules } from '../src/domains/module-list.js'
 import { backends, type TestDatabase } from './helpers/backends.js'
 import { graphql } from './helpers/graphql.js'
 import { startServer } from './helpers/server.js'

@@ -1,8 +1,8 @@
 // Checked by `tsc` (make typecheck), not run: the compiler must refuse a module list
 // that leaves an operation or a root field unanswered, or answers one twice. Should it
 // ever accept one of these, the unused @ts-expect-error fails the type check.
-import { completeModules, type Infrastructure } from '../../src/domains/module.js'
-import { createDomainModules } from '../../src/domains/modules.js'
+import { completeModules, type Infrastructure } from '../../src/domains/domain-module.js'
+import { createDomainModules } from '../../src/domains/module-list.js'
 
 export function moduleListChecks(infrastructure: Infrastructure) {
   const [health, auth, users, catalog, chat, ...rest] = createDomainModules(infrastructure)

@@ -1,4 +1,4 @@
-import type { Infrastructure } from '../module.js'
+import type { Infrastructure } from '../domain-module.js'
 import type { Passwords } from '../users/password.js'
 import { createUsersRepository } from '../users/users-repository.js'
 import { createAuthHandlers } from './auth-handlers.js'

@@ -1,4 +1,4 @@
-import type { Infrastructure } from '../module.js'
+import type { Infrastructure } from '../domain-module.js'
 import { createInventory } from './inventory.js'
 import { withReadCache } from './products-cache.js'
 import { createProductHandlers } from './products-handlers.js'

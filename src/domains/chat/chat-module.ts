@@ -1,4 +1,4 @@
-import type { Infrastructure } from '../module.js'
+import type { Infrastructure } from '../domain-module.js'
 import { createChatResolvers } from './chat-resolvers.js'
 import { createMessagesRepository } from './messages-repository.js'
 import { type Accounts, createMessagesService } from './messages-service.js'

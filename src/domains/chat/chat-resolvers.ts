@@ -1,6 +1,6 @@
 import { followTopic } from '../../graphql/subscriptions.js'
 import type { EventBus } from '../../platform/events.js'
-import type { DomainResolvers } from '../module.js'
+import type { DomainResolvers } from '../domain-module.js'
 import { chatTopics, type MessageAddedEvent } from './chat-topics.js'
 import type { MessagesService } from './messages-service.js'
 

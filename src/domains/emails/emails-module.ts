@@ -1,4 +1,4 @@
-import type { Infrastructure } from '../module.js'
+import type { Infrastructure } from '../domain-module.js'
 import { logTransport, smtpTransport } from './email-transports.js'
 import { createEmailWorker } from './email-worker.js'
 import { createEmailHandlers } from './emails-handlers.js'

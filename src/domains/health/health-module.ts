@@ -1,4 +1,4 @@
-import type { Infrastructure } from '../module.js'
+import type { Infrastructure } from '../domain-module.js'
 import { createHealthHandlers, type Dependency } from './health-handlers.js'
 
 /** Liveness, and readiness: every outside dependency this instance needs answers. */

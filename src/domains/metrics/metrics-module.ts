@@ -4,7 +4,7 @@ import { callerOf } from '../../graphql/context.js'
 import { followTopic } from '../../graphql/subscriptions.js'
 import type { ServiceHandlers } from '../../http/operations.js'
 import { forbidden } from '../../platform/errors.js'
-import type { DomainResolvers, Infrastructure } from '../module.js'
+import type { DomainResolvers, Infrastructure } from '../domain-module.js'
 import { type MetricsUpdatedEvent, metricsTopics } from './metrics-topics.js'
 
 /**

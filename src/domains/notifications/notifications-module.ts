@@ -1,4 +1,4 @@
-import type { Infrastructure } from '../module.js'
+import type { Infrastructure } from '../domain-module.js'
 import { createNotificationHandlers } from './notifications-handlers.js'
 import { createNotificationsRepository } from './notifications-repository.js'
 import { createNotificationResolvers } from './notifications-resolvers.js'

@@ -2,7 +2,7 @@ import { callerOf } from '../../graphql/context.js'
 import { followTopic } from '../../graphql/subscriptions.js'
 import type { EventBus } from '../../platform/events.js'
 import { rowIdOf } from '../../platform/input-rules.js'
-import type { DomainResolvers } from '../module.js'
+import type { DomainResolvers } from '../domain-module.js'
 import type { NotificationsService } from './notifications-service.js'
 import { type NotificationAddedEvent, notificationTopics } from './notifications-topics.js'
 

@@ -1,7 +1,7 @@
 import { createIdempotencyKeys } from '../../platform/idempotency.js'
 import { periodicTask } from '../../platform/periodic-task.js'
 import type { Inventory } from '../catalog/inventory.js'
-import type { Infrastructure } from '../module.js'
+import type { Infrastructure } from '../domain-module.js'
 import { createOrderHandlers } from './orders-handlers.js'
 import { createOrdersRepository } from './orders-repository.js'
 import { createOrderResolvers } from './orders-resolvers.js'

@@ -3,7 +3,7 @@ import { followTopic } from '../../graphql/subscriptions.js'
 import { notFound } from '../../platform/errors.js'
 import type { EventBus } from '../../platform/events.js'
 import { rowIdOf } from '../../platform/input-rules.js'
-import type { DomainResolvers } from '../module.js'
+import type { DomainResolvers } from '../domain-module.js'
 import type { OrdersService } from './orders-service.js'
 import { type OrderUpdatedEvent, orderTopics } from './orders-topics.js'
 

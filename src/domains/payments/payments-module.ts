@@ -1,4 +1,4 @@
-import type { Infrastructure } from '../module.js'
+import type { Infrastructure } from '../domain-module.js'
 import type { OrdersService } from '../orders/orders-service.js'
 import { createPaymentHandlers } from './payments-handlers.js'
 import { createPaymentsService } from './payments-service.js'

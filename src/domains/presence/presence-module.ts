@@ -1,4 +1,4 @@
-import type { Infrastructure } from '../module.js'
+import type { Infrastructure } from '../domain-module.js'
 import { createMemoryPresenceCounts, createRedisPresenceCounts } from './presence-counts.js'
 import { type Accounts, createPresenceResolvers } from './presence-resolvers.js'
 import { createPresenceTracker } from './presence-tracker.js'

@@ -2,7 +2,7 @@ import type { UserRow } from '../../db/schema.js'
 import { callerOf } from '../../graphql/context.js'
 import { followTopic } from '../../graphql/subscriptions.js'
 import type { EventBus } from '../../platform/events.js'
-import type { DomainResolvers } from '../module.js'
+import type { DomainResolvers } from '../domain-module.js'
 import { presenceTopics, type UserStatusChangedEvent } from './presence-topics.js'
 
 /** What presence needs of accounts: the user a status is about. */

@@ -1,4 +1,4 @@
-import type { Infrastructure } from '../module.js'
+import type { Infrastructure } from '../domain-module.js'
 import { createReportHandlers } from './reports-handlers.js'
 import { createReportsRepository } from './reports-repository.js'
 import { createReportsService } from './reports-service.js'

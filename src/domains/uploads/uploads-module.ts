@@ -1,5 +1,5 @@
 import { periodicTask } from '../../platform/periodic-task.js'
-import type { Infrastructure } from '../module.js'
+import type { Infrastructure } from '../domain-module.js'
 import { createUploadHandlers } from './uploads-handlers.js'
 import { createUploadsRepository } from './uploads-repository.js'
 import { createUploadsService } from './uploads-service.js'

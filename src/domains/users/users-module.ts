@@ -1,4 +1,4 @@
-import type { Infrastructure } from '../module.js'
+import type { Infrastructure } from '../domain-module.js'
 import type { Passwords } from './password.js'
 import { createPostHandlers } from './posts-handlers.js'
 import { createPostsRepository } from './posts-repository.js'

@@ -3,7 +3,7 @@ import { callerOf, type GraphQLContext } from '../../graphql/context.js'
 import type { GraphQLLoaders } from '../../graphql/loaders.js'
 import { assertValidFields, notFound, validationFailed } from '../../platform/errors.js'
 import { rowIdOf } from '../../platform/input-rules.js'
-import type { DomainResolvers } from '../module.js'
+import type { DomainResolvers } from '../domain-module.js'
 import { POST_LIMITS, type PostsService } from './posts-service.js'
 import type { UsersService } from './users-service.js'
 
