@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { isIP } from 'node:net'
 import envSchema from 'env-schema'
-import { V1_DEPRECATED_AT } from './http/api-versions.js'
+import { V1_DEPRECATED_AT } from './http/version-negotiation.js'
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 const LOG_FORMATS = ['pretty', 'json'] as const

@@ -13,7 +13,7 @@ import { badRequest, unsupportedMediaType } from '../platform/errors.js'
 import type { OperationId, ServiceHandlers } from './operations.js'
 import { keepRawBody } from './raw-body.js'
 import { type SecurityHandlers, type SecurityRequirements, securityCheck } from './security.js'
-import type { VersionRouting } from './versioning.js'
+import type { VersionRouting } from './version-routing.js'
 
 export const specificationPath = openapiPath
 

@@ -10,6 +10,7 @@ import type {
 import fp from 'fastify-plugin'
 import type { Config } from '../config.js'
 import type { ServiceMetrics } from '../platform/metrics.js'
+import { inVersionTwoEnvelope, RESPONSE_META_FIELDS, versionTwoEnvelope } from './envelopes.js'
 import {
   type ApiVersion,
   negotiateVersion,
@@ -17,8 +18,7 @@ import {
   splitVersionPrefix,
   V1_DEPRECATED_AT,
   vendorVersionOf,
-} from './api-versions.js'
-import { inVersionTwoEnvelope, RESPONSE_META_FIELDS, versionTwoEnvelope } from './envelopes.js'
+} from './version-negotiation.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
