@@ -10,7 +10,6 @@ import { openapiRoutesPlugin } from './http/openapi-routes.js'
 import { createSecurityHandlers } from './http/security.js'
 import { createVersionRouting, versioning } from './http/version-routing.js'
 import { createAccessTokens } from './platform/access-tokens.js'
-import { clientErrorHandler } from './platform/client-errors.js'
 import { credentialLimits } from './platform/credential-limits.js'
 import {
   answerFrameworkError,
@@ -20,6 +19,7 @@ import {
 import { etag } from './platform/etag.js'
 import type { EventBus } from './platform/events.js'
 import { gracefulClose } from './platform/graceful-close.js'
+import { clientErrorHandler } from './platform/http-parse-errors.js'
 import { maintenance } from './platform/maintenance.js'
 import { createServiceMetrics, requestMetrics } from './platform/metrics.js'
 import { createOutbox } from './platform/outbox.js'
