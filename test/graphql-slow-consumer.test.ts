@@ -12,9 +12,14 @@ const heapAfterCollection = () => {
   return process.memoryUsage().heapUsed
 }
 
+const PROTOCOLS = [
+  { protocol: 'graphql-transport-ws', subscribe: 'subscribe' },
+  { protocol: 'graphql-ws', subscribe: 'start' },
+]
+
 /** A subscriber that subscribes, then stops reading its socket. */
-async function pausedSubscriber(baseUrl: string) {
-  const socket = new WebSocket(wsUrl(baseUrl), 'graphql-transport-ws')
+async function pausedSubscriber(baseUrl: string, { protocol, subscribe }: (typeof PROTOCOLS)[0]) {
+  const socket = new WebSocket(wsUrl(baseUrl), protocol)
   const closed = new Promise<number>((resolve) => socket.on('close', (code) => resolve(code)))
   socket.on('error', () => {})
   await new Promise((resolve) => socket.once('open', resolve))
@@ -23,7 +28,7 @@ async function pausedSubscriber(baseUrl: string) {
   socket.send(
     JSON.stringify({
       id: '1',
-      type: 'subscribe',
+      type: subscribe,
       payload: { query: 'subscription { messageAdded { id text } }' },
     }),
   )
@@ -42,41 +47,45 @@ describe.each(backends.slice(0, 1))('a subscriber that stops reading ($name)', (
   })
   afterAll(() => server?.close())
 
-  it('is cut off, without growing memory or delaying the others', async () => {
-    const slow = await pausedSubscriber(server.baseUrl)
-    const client = wsClient(server.baseUrl)
-    const healthy = collect(client, 'subscription { messageAdded { id } }')
-    await subscriptionsActive(server.events, 2)
-    slow.pause()
-    const heapBefore = heapAfterCollection()
+  it.each(PROTOCOLS)(
+    'over $protocol: is cut off, without growing memory or delaying the others',
+    async (protocol) => {
+      const slow = await pausedSubscriber(server.baseUrl, protocol)
+      const client = wsClient(server.baseUrl)
+      const healthy = collect(client, 'subscription { messageAdded { id } }')
+      await subscriptionsActive(server.events, 2)
+      slow.pause()
+      const heapBefore = heapAfterCollection()
 
-    for (let index = 0; index < EVENTS; index += 1) {
-      // A fresh 2 KB string per event, as each real message is: held, they would add up.
-      const text = String(index).padEnd(2000, 'x')
-      const messageAdded = {
-        id: index,
-        chatId: 'flood',
-        text,
-        author: 'bot',
-        createdAt: new Date().toISOString(),
+      for (let index = 0; index < EVENTS; index += 1) {
+        // A fresh 2 KB string per event, as each real message is: held, they would add up.
+        const text = String(index).padEnd(2000, 'x')
+        const messageAdded = {
+          id: index,
+          chatId: 'flood',
+          text,
+          author: 'bot',
+          createdAt: new Date().toISOString(),
+        }
+        await server.events.publish(chatTopics.messageAdded('flood'), { messageAdded })
+        // Let sockets drain between bursts, as a real stream of mutations would.
+        if (index % 50 === 0) await new Promise((resolve) => setImmediate(resolve))
       }
-      await server.events.publish(chatTopics.messageAdded('flood'), { messageAdded })
-      // Let sockets drain between bursts, as a real stream of mutations would.
-      if (index % 50 === 0) await new Promise((resolve) => setImmediate(resolve))
-    }
-    await healthy.until(EVENTS, 60_000)
-    const growth = heapAfterCollection() - heapBefore
+      await healthy.until(EVENTS, 60_000)
+      const growth = heapAfterCollection() - heapBefore
 
-    // The slow subscriber was cut off: its subscription is gone and its socket closed.
-    expect(server.events.activeSubscriptions()).toBe(1)
-    slow.resume()
-    expect([1008, 1006]).toContain(await slow.closed)
-    // 20,000 events of 2 KB held for it would be 40 MB; the queue bound keeps it far below.
-    expect(growth).toBeLessThan(8 * 1024 * 1024)
-    expect(healthy.items.map((item) => item.messageAdded.id)).toEqual(
-      Array.from({ length: EVENTS }, (_, index) => String(index)),
-    )
-    healthy.dispose()
-    await client.dispose()
-  }, 120_000)
+      // The slow subscriber was cut off: its subscription is gone and its socket closed.
+      expect(server.events.activeSubscriptions()).toBe(1)
+      slow.resume()
+      expect([1008, 1006]).toContain(await slow.closed)
+      // 20,000 events of 2 KB held for it would be 40 MB; the queue bound keeps it far below.
+      expect(growth).toBeLessThan(8 * 1024 * 1024)
+      expect(healthy.items.map((item) => item.messageAdded.id)).toEqual(
+        Array.from({ length: EVENTS }, (_, index) => String(index)),
+      )
+      healthy.dispose()
+      await client.dispose()
+    },
+    120_000,
+  )
 })

@@ -38,11 +38,18 @@ function login(baseUrl: string, agent: http.Agent) {
 describe('SIGTERM', () => {
   it('finishes what is in flight with Connection: close, closes sockets with 1001, and exits 0 promptly', async () => {
     const server = await startedProcess(environment)
-    const socket = new WebSocket(wsUrl(server.baseUrl), ['graphql-transport-ws'])
-    const socketClosed = once(socket, 'close')
-    await once(socket, 'open')
-    socket.send(JSON.stringify({ type: 'connection_init' }))
-    await once(socket, 'message')
+    // A socket of each subprotocol, acknowledged.
+    const sockets = ['graphql-transport-ws', 'graphql-ws'].map(
+      (protocol) => new WebSocket(wsUrl(server.baseUrl), [protocol]),
+    )
+    const socketsClosed = sockets.map((socket) => once(socket, 'close'))
+    await Promise.all(
+      sockets.map(async (socket) => {
+        await once(socket, 'open')
+        socket.send(JSON.stringify({ type: 'connection_init' }))
+        await once(socket, 'message')
+      }),
+    )
 
     // Eight connections, opened and kept alive: what follows travels on them, in flight.
     const agent = new http.Agent({ keepAlive: true, maxSockets: 8 })
@@ -58,8 +65,8 @@ describe('SIGTERM', () => {
     const [exitCode] = await once(server.child, 'exit')
     const exitedMs = performance.now() - signalledAt
     expect(await Promise.all(inFlight)).toEqual(Array(8).fill({ status: 200, connection: 'close' }))
-    const [closeCode] = await socketClosed
-    expect(closeCode).toBe(1001)
+    const closeCodes = (await Promise.all(socketsClosed)).map(([code]) => code)
+    expect(closeCodes).toEqual([1001, 1001])
     expect(exitCode).toBe(0)
     // close-with-grace kills the process after 10 s, skipping the cleanup: far from it.
     expect(exitedMs).toBeLessThan(5000)
