@@ -4,8 +4,8 @@ import pretty from 'pino-pretty'
 import { buildApp } from './app.js'
 import { type Config, ConfigError, loadConfig } from './config.js'
 import { openDatabase } from './db/client.js'
-import { createEventBus } from './platform/events.js'
-import { connectRedis } from './platform/redis.js'
+import { createEventBus } from './platform/infrastructure/events.js'
+import { connectRedis } from './platform/infrastructure/redis.js'
 
 const LOG_BATCH_BYTES = 4096
 const LOG_FLUSH_MS = 1000

@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm'
 import { createSigner, createVerifier } from 'fast-jwt'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { users } from '../src/db/schema.js'
-import { bearerTokenOf, createAccessTokens } from '../src/platform/access-tokens.js'
+import { bearerTokenOf, createAccessTokens } from '../src/platform/infrastructure/access-tokens.js'
 import type { ApiResponse } from './helpers/api.js'
 import { backends } from './helpers/backends.js'
 import {

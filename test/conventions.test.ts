@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { API_SECURITY_HEADERS } from '../src/platform/security-headers.js'
+import { API_SECURITY_HEADERS } from '../src/platform/plugins/security-headers.js'
 import { backends } from './helpers/backends.js'
 import { ADMIN, login, startServer, type TestServer } from './helpers/server.js'
 

@@ -1,7 +1,7 @@
 import { pino } from 'pino'
 import { afterAll, describe, expect, it } from 'vitest'
-import { createEventBus, type Topic } from '../src/platform/events.js'
-import { connectRedis } from '../src/platform/redis.js'
+import { createEventBus, type Topic } from '../src/platform/infrastructure/events.js'
+import { connectRedis } from '../src/platform/infrastructure/redis.js'
 import { redisUrl } from './helpers/redis.js'
 
 const log = pino({ level: 'silent' })

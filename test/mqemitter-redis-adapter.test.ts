@@ -4,10 +4,10 @@ import { Redis } from 'ioredis'
 import type { MQEmitter } from 'mqemitter'
 import mqemitterRedis from 'mqemitter-redis'
 import { afterEach, describe, expect, it } from 'vitest'
-import { redisEmitter } from '../src/platform/mqemitter-redis-adapter.js'
+import { redisEmitter } from '../src/platform/infrastructure/mqemitter-redis-adapter.js'
 
 /**
- * What src/platform/mqemitter-redis-adapter.ts relies on in mqemitter-redis, beyond its
+ * What src/platform/infrastructure/mqemitter-redis-adapter.ts relies on in mqemitter-redis, beyond its
  * documented API: the errors of the connections it is given reach its `state` emitter,
  * where, unheard, they are thrown. Should a release change either, these fail, and the
  * adapter is to be looked at again (or dropped, if mqemitter-redis handles them itself).

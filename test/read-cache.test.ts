@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { createReadCache, type ReadCache } from '../src/platform/read-cache.js'
-import { connectRedis, type RedisConnections } from '../src/platform/redis.js'
+import { createReadCache, type ReadCache } from '../src/platform/infrastructure/read-cache.js'
+import { connectRedis, type RedisConnections } from '../src/platform/infrastructure/redis.js'
 import { redisRelay, redisUrl } from './helpers/redis.js'
 
 const silent = pino({ level: 'silent' })

@@ -1,7 +1,7 @@
 import { Histogram, Registry } from 'prom-client'
 import { describe, expect, it } from 'vitest'
-import { registerCollectedMetric } from '../src/platform/prom-client-adapter.js'
-import { BUCKETS, RequestDurations } from '../src/platform/request-durations.js'
+import { registerCollectedMetric } from '../src/platform/infrastructure/prom-client-adapter.js'
+import { BUCKETS, RequestDurations } from '../src/platform/infrastructure/request-durations.js'
 
 /**
  * http_request_duration_seconds is kept by hand for speed: what a scraper reads must be

@@ -1,7 +1,7 @@
 import Fastify, { type FastifyServerOptions } from 'fastify'
 import type { LoggerOptions } from 'pino'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { RequestLog, requestLoggerFactory } from '../src/platform/request-log.js'
+import { RequestLog, requestLoggerFactory } from '../src/platform/plugins/request-log.js'
 
 type Line = Record<string, unknown> & { reqId?: string; msg?: string }
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { createValidatorCompiler } from '../src/platform/validation.js'
+import { createValidatorCompiler } from '../src/platform/plugins/validation.js'
 import { specification } from './helpers/contract.js'
 import { brokenRules, fieldsBreakingRules } from './helpers/fuzz/documented-rules.js'
 import { invalidParameterTexts } from './helpers/fuzz/parameter-texts.js'

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { createValidatorCompiler } from '../src/platform/validation.js'
+import { createValidatorCompiler } from '../src/platform/plugins/validation.js'
 
 /**
  * openapi.yaml bounds its int32 fields with `maximum` as well (the OWASP lint asks for

@@ -5,7 +5,7 @@ import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { openDatabase } from '../src/db/client.js'
 import { specificationPath } from '../src/http/openapi-routes.js'
-import { createEventBus } from '../src/platform/events.js'
+import { createEventBus } from '../src/platform/infrastructure/events.js'
 
 /**
  * `make check`: the routes the server registers against the operations of openapi.yaml,

@@ -5,12 +5,12 @@ import type { DatabaseHandle } from '../db/client.js'
 import type { GraphQLLoaders } from '../graphql/loaders.js'
 import type { SocketObserver } from '../graphql/websocket/socket-seats.js'
 import type { OperationId, ServiceHandlers } from '../http/operations.js'
-import type { AccessTokens } from '../platform/access-tokens.js'
-import type { EventBus } from '../platform/events.js'
-import type { ServiceMetrics } from '../platform/metrics.js'
-import type { Outbox } from '../platform/outbox.js'
-import type { ReadCache } from '../platform/read-cache.js'
-import type { RedisConnections } from '../platform/redis.js'
+import type { AccessTokens } from '../platform/infrastructure/access-tokens.js'
+import type { EventBus } from '../platform/infrastructure/events.js'
+import type { ServiceMetrics } from '../platform/infrastructure/metrics.js'
+import type { Outbox } from '../platform/infrastructure/outbox.js'
+import type { ReadCache } from '../platform/infrastructure/read-cache.js'
+import type { RedisConnections } from '../platform/infrastructure/redis.js'
 
 /** What every domain may be built from: the outside world, made once in buildApp. */
 export interface Infrastructure {

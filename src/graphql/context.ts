@@ -1,6 +1,10 @@
 import type {} from 'mercurius'
-import { type AccessTokens, bearerTokenOf, type Principal } from '../platform/access-tokens.js'
 import { unauthenticated } from '../platform/errors.js'
+import {
+  type AccessTokens,
+  bearerTokenOf,
+  type Principal,
+} from '../platform/infrastructure/access-tokens.js'
 import { createLoaderSet, type GraphQLLoaders, type LoaderSet } from './loaders.js'
 import type { LiveSubscriptions } from './websocket/live-subscriptions.js'
 

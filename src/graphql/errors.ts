@@ -2,8 +2,8 @@ import type { FastifyBaseLogger, FastifyReply } from 'fastify'
 import type { ExecutionResult } from 'graphql'
 import { GraphQLError, type GraphQLFormattedError } from 'graphql'
 import { isDatabaseUnavailable, loggableError } from '../db/errors.js'
-import { databaseUnavailable } from '../platform/error-handler.js'
 import { AppError, type ErrorCode } from '../platform/errors.js'
+import { databaseUnavailable } from '../platform/plugins/error-handler.js'
 
 /**
  * The `extensions.code` of every error of the catalogue: the GraphQL community's names

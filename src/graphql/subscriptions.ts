@@ -1,6 +1,6 @@
 import type { GraphQLFieldResolver, GraphQLSchema } from 'graphql'
 import type { Resolvers } from '../../generated/graphql.js'
-import type { EventBus, Topic } from '../platform/events.js'
+import type { EventBus, Topic } from '../platform/infrastructure/events.js'
 import type { GraphQLContext } from './context.js'
 
 /** Events held for one subscriber before it counts as too slow and is cut off. */

@@ -1,12 +1,12 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { FastifyRequest, onRequestHookHandler } from 'fastify'
+import { AppError, forbidden, unauthenticated, unavailable } from '../platform/errors.js'
 import {
   type AccessTokens,
   bearerTokenOf,
   type Principal,
   type Role,
-} from '../platform/access-tokens.js'
-import { AppError, forbidden, unauthenticated, unavailable } from '../platform/errors.js'
+} from '../platform/infrastructure/access-tokens.js'
 import { verifyWebhookSignature } from '../platform/webhook-signatures.js'
 
 declare module 'fastify' {

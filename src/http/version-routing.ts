@@ -9,7 +9,7 @@ import type {
 } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Config } from '../config.js'
-import type { ServiceMetrics } from '../platform/metrics.js'
+import type { ServiceMetrics } from '../platform/infrastructure/metrics.js'
 import { inVersionTwoEnvelope, RESPONSE_META_FIELDS, versionTwoEnvelope } from './envelopes.js'
 import {
   type ApiVersion,

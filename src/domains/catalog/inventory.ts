@@ -2,7 +2,7 @@ import { asc, inArray, type SQL, sql } from 'drizzle-orm'
 import type { Executor } from '../../db/database.js'
 import { products } from '../../db/schema.js'
 import { conflict, unprocessable } from '../../platform/errors.js'
-import type { ReadCache } from '../../platform/read-cache.js'
+import type { ReadCache } from '../../platform/infrastructure/read-cache.js'
 import { productReferences } from './products-cache.js'
 
 /** A quantity of one product, taken from stock by an order or given back. */

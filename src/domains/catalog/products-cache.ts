@@ -1,4 +1,4 @@
-import type { ReadCache } from '../../platform/read-cache.js'
+import type { ReadCache } from '../../platform/infrastructure/read-cache.js'
 import type { PageRequest, ProductFilters, ProductsRepository } from './products-repository.js'
 
 /** What every list depends on; a product's own reads depend on `product:<id>` too. */

@@ -1,5 +1,5 @@
 import { followTopic } from '../../graphql/subscriptions.js'
-import type { EventBus } from '../../platform/events.js'
+import type { EventBus } from '../../platform/infrastructure/events.js'
 import type { DomainResolvers } from '../domain-module.js'
 import { chatTopics, type MessageAddedEvent } from './chat-topics.js'
 import type { MessagesService } from './messages-service.js'

@@ -1,4 +1,4 @@
-import { type Topic, topicSegment } from '../../platform/events.js'
+import { type Topic, topicSegment } from '../../platform/infrastructure/events.js'
 import type { Message } from './messages-repository.js'
 
 /**

@@ -4,8 +4,8 @@ import { batchedInserts, givenRows, givenValues } from '../../db/insert-batches.
 import { isoInstant, type WithIsoInstants } from '../../db/iso-instant.js'
 import { messages, outbox } from '../../db/schema.js'
 import { prepareRows } from '../../db/statement-rows.js'
-import type { Topic } from '../../platform/events.js'
-import type { PendingEvent } from '../../platform/outbox.js'
+import type { Topic } from '../../platform/infrastructure/events.js'
+import type { PendingEvent } from '../../platform/infrastructure/outbox.js'
 import type { MessageAddedEvent } from './chat-topics.js'
 
 export type NewMessage = Pick<typeof messages.$inferInsert, 'chatId' | 'text' | 'author'>

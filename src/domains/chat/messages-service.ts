@@ -1,7 +1,7 @@
-import type { Principal } from '../../platform/access-tokens.js'
 import { assertValidFields, unauthenticated } from '../../platform/errors.js'
+import type { Principal } from '../../platform/infrastructure/access-tokens.js'
+import type { Outbox } from '../../platform/infrastructure/outbox.js'
 import { isStorableText, readableTextProblem, rowIdOf } from '../../platform/input-rules.js'
-import type { Outbox } from '../../platform/outbox.js'
 import { chatTopics } from './chat-topics.js'
 import type { Message, MessagesRepository } from './messages-repository.js'
 

@@ -1,5 +1,5 @@
 import type { Metrics } from '../../../generated/graphql.js'
-import type { Topic } from '../../platform/events.js'
+import type { Topic } from '../../platform/infrastructure/events.js'
 
 export interface MetricsUpdatedEvent {
   metricsUpdated: Metrics

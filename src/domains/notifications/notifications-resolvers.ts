@@ -1,6 +1,6 @@
 import { callerOf } from '../../graphql/context.js'
 import { followTopic } from '../../graphql/subscriptions.js'
-import type { EventBus } from '../../platform/events.js'
+import type { EventBus } from '../../platform/infrastructure/events.js'
 import { rowIdOf } from '../../platform/input-rules.js'
 import type { DomainResolvers } from '../domain-module.js'
 import type { NotificationsService } from './notifications-service.js'

@@ -1,9 +1,9 @@
 import type { Executor } from '../../db/database.js'
 import type { NotificationRow } from '../../db/schema.js'
-import type { Principal } from '../../platform/access-tokens.js'
 import { assertValidFields, notFound } from '../../platform/errors.js'
+import type { Principal } from '../../platform/infrastructure/access-tokens.js'
+import type { Outbox, PendingEvent } from '../../platform/infrastructure/outbox.js'
 import { rowIdOf } from '../../platform/input-rules.js'
-import type { Outbox, PendingEvent } from '../../platform/outbox.js'
 import { type PageRequest, pagePagination } from '../../platform/pagination.js'
 import type { NewNotification, NotificationsRepository } from './notifications-repository.js'
 import {

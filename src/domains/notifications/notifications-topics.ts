@@ -1,5 +1,5 @@
 import type { components } from '../../../generated/openapi.js'
-import type { Topic } from '../../platform/events.js'
+import type { Topic } from '../../platform/infrastructure/events.js'
 
 /** A notification as both APIs show it and the bus carries it (JSON). */
 export type Notification = components['schemas']['Notification']

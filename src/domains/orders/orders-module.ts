@@ -1,4 +1,4 @@
-import { createIdempotencyKeys } from '../../platform/idempotency.js'
+import { createIdempotencyKeys } from '../../platform/infrastructure/idempotency.js'
 import { periodicTask } from '../../platform/periodic-task.js'
 import type { Inventory } from '../catalog/inventory.js'
 import type { Infrastructure } from '../domain-module.js'

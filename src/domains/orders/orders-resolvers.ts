@@ -1,7 +1,7 @@
 import { callerOf } from '../../graphql/context.js'
 import { followTopic } from '../../graphql/subscriptions.js'
 import { notFound } from '../../platform/errors.js'
-import type { EventBus } from '../../platform/events.js'
+import type { EventBus } from '../../platform/infrastructure/events.js'
 import { rowIdOf } from '../../platform/input-rules.js'
 import type { DomainResolvers } from '../domain-module.js'
 import type { OrdersService } from './orders-service.js'

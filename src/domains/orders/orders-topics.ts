@@ -1,4 +1,4 @@
-import type { Topic } from '../../platform/events.js'
+import type { Topic } from '../../platform/infrastructure/events.js'
 import type { Order } from './orders-repository.js'
 
 export interface OrderUpdatedEvent {

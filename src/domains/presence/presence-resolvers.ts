@@ -1,7 +1,7 @@
 import type { UserRow } from '../../db/schema.js'
 import { callerOf } from '../../graphql/context.js'
 import { followTopic } from '../../graphql/subscriptions.js'
-import type { EventBus } from '../../platform/events.js'
+import type { EventBus } from '../../platform/infrastructure/events.js'
 import type { DomainResolvers } from '../domain-module.js'
 import { presenceTopics, type UserStatusChangedEvent } from './presence-topics.js'
 

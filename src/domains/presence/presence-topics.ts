@@ -1,4 +1,4 @@
-import type { Topic } from '../../platform/events.js'
+import type { Topic } from '../../platform/infrastructure/events.js'
 
 /** A user coming online or going offline, as the bus carries it (JSON). */
 export interface UserStatus {

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { SocketObserver } from '../../graphql/websocket/socket-seats.js'
-import type { EventBus } from '../../platform/events.js'
+import type { EventBus } from '../../platform/infrastructure/events.js'
 import type { CountChange, Departure, PresenceCounts } from './presence-counts.js'
 import { presenceTopics, type UserStatus } from './presence-topics.js'
 

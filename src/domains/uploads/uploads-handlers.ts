@@ -3,7 +3,7 @@ import type { components } from '../../../generated/openapi.js'
 import type { ServiceHandlers } from '../../http/operations.js'
 import { principalOf } from '../../http/security.js'
 import { AppError, badRequest, unsupportedMediaType } from '../../platform/errors.js'
-import { holdsTag } from '../../platform/etag.js'
+import { holdsTag } from '../../platform/plugins/etag.js'
 import { requestedRange } from './byte-ranges.js'
 import type { UploadsService } from './uploads-service.js'
 

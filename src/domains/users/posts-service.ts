@@ -1,6 +1,6 @@
 import type { PostRow } from '../../db/schema.js'
-import type { Principal } from '../../platform/access-tokens.js'
 import { assertValidFields, forbidden, notFound } from '../../platform/errors.js'
+import type { Principal } from '../../platform/infrastructure/access-tokens.js'
 import { readableTextProblem } from '../../platform/input-rules.js'
 import { type PageRequest, pagePagination } from '../../platform/pagination.js'
 import type { PostsRepository } from './posts-repository.js'

@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify'
 import { type DocumentNode, GraphQLError, type GraphQLSchema } from 'graphql'
 import type { SubscribePayload } from 'graphql-ws'
 import { setNewest } from '../../platform/newest-entries.js'
-import type { OperationBudget, OverBudget } from '../../platform/rate-limit.js'
+import type { OperationBudget, OverBudget } from '../../platform/plugins/rate-limit.js'
 import {
   createCostCheck,
   LIMITS,

@@ -1,5 +1,5 @@
-import type { Principal } from '../../platform/access-tokens.js'
-import { callerKey } from '../../platform/rate-limit.js'
+import type { Principal } from '../../platform/infrastructure/access-tokens.js'
+import { callerKey } from '../../platform/plugins/rate-limit.js'
 
 /** Close code of a WebSocket beyond its caller's share: RFC 6455's "Try Again Later". */
 export const TOO_MANY_SOCKETS = { code: 1013, reason: 'Too many connections' }

@@ -2,13 +2,13 @@ import type { ErrorObject } from 'ajv'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import addFormats from 'ajv-formats'
 import type { FastifySchemaCompiler } from 'fastify'
-import type { ErrorDetails } from './errors.js'
+import type { ErrorDetails } from '../errors.js'
 import {
   multipleOfKeyword,
   numericTextCheck,
   storableTextKeyword,
   withStorableText,
-} from './input-rules.js'
+} from '../input-rules.js'
 
 function createAjv(coerceTypes: false | 'array') {
   const ajv = new Ajv2020({

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { AppError } from './errors.js'
+import { AppError } from '../errors.js'
 
 export interface CredentialLimitOptions {
   /** Attempts per window, per address and per account, on each guarded operation. */

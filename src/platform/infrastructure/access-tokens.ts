@@ -1,7 +1,7 @@
 import { createSigner, createVerifier } from 'fast-jwt'
-import type { components } from '../../generated/openapi.js'
-import { unauthenticated, withoutStacks } from './errors.js'
-import { setNewest } from './newest-entries.js'
+import type { components } from '../../../generated/openapi.js'
+import { unauthenticated, withoutStacks } from '../errors.js'
+import { setNewest } from '../newest-entries.js'
 
 export type Role = components['schemas']['Role']
 

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import mqemitter, { type Message, type MQEmitter } from 'mqemitter'
+import { setNewest } from '../newest-entries.js'
 import { redisEmitter } from './mqemitter-redis-adapter.js'
-import { setNewest } from './newest-entries.js'
 import type { RedisConnections } from './redis.js'
 
 export interface LiveSubscriptionOptions {

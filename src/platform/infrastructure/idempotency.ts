@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto'
 import { and, eq, lt, sql } from 'drizzle-orm'
-import type { Database, Executor } from '../db/database.js'
-import { idempotencyKeys } from '../db/schema.js'
-import { unprocessable } from './errors.js'
+import type { Database, Executor } from '../../db/database.js'
+import { idempotencyKeys } from '../../db/schema.js'
+import { unprocessable } from '../errors.js'
 
 /** A retry with its key within this long replays the first answer; later, it runs anew. */
 const KEPT_FOR = sql`interval '24 hours'`

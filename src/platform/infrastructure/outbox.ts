@@ -1,7 +1,7 @@
 import { asc, inArray, lt, sql } from 'drizzle-orm'
 import type { FastifyBaseLogger } from 'fastify'
-import type { Database, Executor } from '../db/database.js'
-import { outbox } from '../db/schema.js'
+import type { Database, Executor } from '../../db/database.js'
+import { outbox } from '../../db/schema.js'
 import type { EventBus, Topic } from './events.js'
 
 const BATCH = 100

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { unavailable } from './errors.js'
+import { unavailable } from '../errors.js'
 import { isProbe } from './probes.js'
 
 const RETRY_AFTER_SECONDS = 60

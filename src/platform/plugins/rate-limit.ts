@@ -1,10 +1,14 @@
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { type AccessTokens, bearerTokenOf, type Principal } from './access-tokens.js'
-import { AppError } from './errors.js'
+import { AppError } from '../errors.js'
+import {
+  type AccessTokens,
+  bearerTokenOf,
+  type Principal,
+} from '../infrastructure/access-tokens.js'
+import type { RedisConnections } from '../infrastructure/redis.js'
 import { isProbe } from './probes.js'
-import type { RedisConnections } from './redis.js'
 
 export interface RateLimitOptions {
   max: number

@@ -6,7 +6,7 @@ import type {
   FastifySchemaValidationError,
 } from 'fastify'
 import fp from 'fastify-plugin'
-import { isDatabaseUnavailable, loggableError } from '../db/errors.js'
+import { isDatabaseUnavailable, loggableError } from '../../db/errors.js'
 import {
   AppError,
   badRequest,
@@ -16,7 +16,7 @@ import {
   unavailable,
   unsupportedMediaType,
   validationFailed,
-} from './errors.js'
+} from '../errors.js'
 import { validationDetails } from './validation.js'
 
 const FRAMEWORK_ERRORS: Record<string, AppError> = {
