@@ -5,7 +5,7 @@ import { V1_DEPRECATED_AT } from './http/version-negotiation.js'
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 const LOG_FORMATS = ['pretty', 'json'] as const
-// scrypt with N=2^15 and r=8: 32 MiB and about 100 ms of CPU per hash. OWASP's floor is
+// scrypt with N=2^15 and r=8: 32 MiB per hash, and CPU to match. OWASP's floor is
 // 2^17 (128 MiB); 2^15 keeps a burst of logins within memory while staying well above
 // what offline cracking finds cheap. Lower costs only make test suites faster.
 const DEFAULT_PASSWORD_HASH_COST = 15

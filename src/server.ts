@@ -58,8 +58,8 @@ app.log.info(
  * LOG_FLUSH_MS so that a quiet server's lines are not held back, and the rest at exit.
  * A write per line was a syscall per request. Each batch is written synchronously, as
  * pino's destination is by default: the asynchronous one hands it to libuv's thread pool
- * and converts it to bytes twice, 5 µs per line more (80,000 lines: 0.7 s of CPU against
- * 1.2 s), a sixteenth of an invalid POST. The price is that a log reader that stops
+ * and converts it to bytes twice, which costs more CPU per line than writing it here,
+ * enough to show in an invalid POST's. The price is that a log reader that stops
  * reading blocks the server, as it would under pino's defaults. For a person,
  * pino-pretty in this thread (not a transport's worker), unbatched: development wants
  * every line, a crash's last one included.

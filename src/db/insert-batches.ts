@@ -33,8 +33,8 @@ interface Waiting<Input, Row> {
 /**
  * Inserts asked for one at a time, written together: those asked for in one turn of the
  * event loop go out at its end as one statement. Under load a statement, its commit and
- * its flush of the log cost Postgres far more than a row does (pgbench, five rows a
- * statement: a third of the CPU per row), and each statement is a round trip of system
+ * its flush of the log cost Postgres far more than a row does (measured with pgbench:
+ * bench/MEASUREMENTS.md), and each statement is a round trip of system
  * calls on both ends. A lone insert waits for nothing but the end of its own turn.
  *
  * The rows of a batch commit together. A batch that a row's values broke (a constraint, a

@@ -49,8 +49,8 @@ export async function openPglite(
 
 /*
  * bytea as Postgres's hex text, through Buffer: PGlite's own conversions go a byte at a
- * time through arrays of strings, and stored uploads at 2 MiB/s (a 256 KiB chunk took
- * 125 ms to write and 25 to read, 20 and 3 this way).
+ * time through arrays of strings, which made storing and reading uploads several times
+ * slower.
  */
 function byteaText(bytes: Uint8Array): string {
   return `\\x${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex')}`

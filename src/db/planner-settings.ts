@@ -2,7 +2,7 @@
  * Session settings of every connection, on both drivers.
  *
  * No plan_cache_mode: a list statement must be planned for its values (a generic plan
- * cannot use the trigram or price indexes for them, measured five times slower), and it
+ * cannot use the trigram or price indexes for them, and measured much slower), and it
  * is, being sent unnamed; so are drizzle's other statements, which Postgres plans for
  * their values until a generic plan looks as cheap.
  */
@@ -17,7 +17,7 @@ export const PLANNER_SETTINGS = {
  * The sessions prepareRows' statements run in, on Postgres: each is planned once, for any
  * values, and the plan kept. Left to choose, Postgres planned the chat list anew at every
  * call, because a plan for the chat at hand looked cheaper than one for any chat; that
- * planning was over a quarter of Postgres's CPU for a list of 50. The generic plans are
+ * planning was a large share of Postgres's CPU for a list. The generic plans are
  * the ones these statements are written for (messages-plans.test.ts checks the chat
  * list's).
  */

@@ -59,10 +59,10 @@ export const LIMITS = {
    * Distinct documents kept parsed and checked, by Mercurius over HTTP (once for those
    * that pass, once for those refused, and each of its LRUs keeps the generation before
    * too), by the WebSocket's admission, and compiled for subscriptions. A document near
-   * the token limit holds some 300 KB parsed (its every token and location), 270 KB
-   * compiled: with Mercurius's default of 1024, 2,100 distinct ones sent by anyone grew
-   * an instance from 156 MB to 939 MB; with 16, 3,000 left it at 174 MB. An application's
-   * own operations are fewer.
+   * the token limit holds hundreds of kilobytes parsed (its every token and location), as
+   * much compiled: with Mercurius's default of 1024, distinct ones sent by anyone grew an
+   * instance's memory several times over (bench/MEASUREMENTS.md, 2026-12-01 22:40); with
+   * 16 it barely grew. An application's own operations are fewer.
    */
   documentsKept: 16,
 }

@@ -8,8 +8,8 @@ export type ErrorDetails = Record<string, string[]>
  * error catalogue. Anything else that escapes a handler is an internal error.
  *
  * These are answers, not faults: an Error by its prototype, made without Error's own
- * constructor, whose native part (looking for a stack to capture) was 2% of what a 400
- * cost. Its `stack` is its first line only, as an Error's with no trace recorded. A
+ * constructor, whose native part looks for a stack to capture on every 400 that never
+ * shows one. Its `stack` is its first line only, as an Error's with no trace recorded. A
  * fault behind a 5xx is logged as the error it was.
  */
 export class AppError implements Error {
@@ -30,7 +30,7 @@ Object.setPrototypeOf(AppError.prototype, Error.prototype)
 /**
  * Runs `work` recording no stack for what it throws: for a library whose failures are
  * answers to the caller (a forged token), where the stack is never read and recording it
- * was half of what the failure cost.
+ * was much of what the failure cost.
  */
 export function withoutStacks<T>(work: () => T): T {
   const stackTraceLimit = Error.stackTraceLimit

@@ -137,9 +137,9 @@ export type ProductsRepository = ReturnType<typeof createProductsRepository>
 
 /**
  * The statements whose text never changes are built once and prepared: the builder's
- * work per request was a fifth of a read's CPU, and drizzle's prepared-statement session
- * and mapping 7% of a create's. (The lists vary with their filters and stay unnamed, so
- * Postgres plans each for its values.)
+ * work per request was a large part of a read's CPU, and drizzle's prepared-statement
+ * session and mapping a part of a create's. (The lists vary with their filters and stay
+ * unnamed, so Postgres plans each for its values.)
  */
 function prepareStatements(db: Database) {
   return {
@@ -225,7 +225,7 @@ function listValuesOf(
 /**
  * The list statement of each shape, built by drizzle once and sent unnamed with its
  * values, so Postgres still plans each for them (see PLANNER_SETTINGS). Building it at
- * every request was nearly half the CPU of a list read from the database. At most 32
+ * every request was much of the CPU of a list read from the database. At most 32
  * shapes: four filters, by page or after a row.
  */
 function listPageStatements(db: Database) {
@@ -252,7 +252,7 @@ function listPageQuery(values: ListValues, executor: Executor) {
       : pageOfMatches(values, where, executor)
   // The page's rows are written out here, once chosen: a page far down the list passes
   // the rows before it as they are stored, where writing every row it passed made a
-  // page 1000 deep take five times the bare baseline's time. The total's single row
+  // deep page many times slower than the bare baseline's. The total's single row
   // joins the page, so a page past the last still brings it; the outer order keeps the
   // page's (a join may not).
   return executor
@@ -287,7 +287,8 @@ function pageInOrder(values: ListValues, where: SQL | undefined, executor: Execu
 /**
  * A searched list: the rows that match are found once, for the total and the page. The
  * trigram index only narrows them down; each is then checked against the pattern on its
- * row, which was half the cost of such a list when the total and the page each did it.
+ * row, the larger part of such a list's cost, paid twice when the total and the page
+ * each did it.
  */
 function pageOfMatches(values: ListValues, where: SQL | undefined, executor: Executor) {
   const matching = executor

@@ -64,8 +64,8 @@ const shapeOf = ({ chatId, beforeId }: MessageQuery): Shape =>
 
 /**
  * The list, prepared once per shape (with or without a chat, a page back or not): Postgres
- * plans it once per connection rather than at every request, which was half the cost
- * Postgres paid for a list of 50.
+ * plans it once per connection rather than at every request, where planning was a large
+ * part of what Postgres paid for a list.
  *
  * A prepared statement soon runs on a generic plan, made without knowing the chat, so a
  * chat's list is written as a range of the chat index, ordered as that index is: (chat,

@@ -40,10 +40,10 @@ interface CheckedDocument {
 
 /**
  * Each document's text parsed and checked once, as Mercurius does over HTTP: a chat's
- * every subscriber sends the same one, and parsing and validating it was a tenth of what
- * an instance spent through the fan-out benchmark (and the most of a reconnecting
- * crowd's). The newest LIMITS.documentsKept are kept, per schema; a document that
- * cannot be parsed is not: it costs at most the token limit.
+ * every subscriber sends the same one, and parsing and validating it for each was a
+ * large part of what an instance spent through the fan-out benchmark (and the most of
+ * a reconnecting crowd's). The newest LIMITS.documentsKept are kept, per schema; a
+ * document that cannot be parsed is not: it costs at most the token limit.
  */
 function checkedDocuments(rules: RuleSettings) {
   const bySchema = new WeakMap<GraphQLSchema, Map<string, CheckedDocument>>()

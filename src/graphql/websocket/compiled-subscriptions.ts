@@ -13,7 +13,7 @@ import { LIMITS } from '../limits.js'
 
 /**
  * Distinct subscription operations kept, compiled or counted; the oldest go first. A
- * compiled one near the token limit holds some 270 KB.
+ * compiled one near the token limit holds hundreds of kilobytes.
  */
 const KEPT = LIMITS.documentsKept
 
@@ -21,7 +21,7 @@ const KEPT = LIMITS.documentsKept
  * Subscriptions over `graphql-transport-ws` whose events are executed by graphql-jit, as
  * Mercurius runs queries over HTTP: an event is executed once per subscriber, and
  * graphql-js's interpreter doing it was the largest part of what an event cost the
- * server (instances' CPU through the fan-out benchmark: -10%). The subscription itself is
+ * server through the fan-out benchmark. The subscription itself is
  * still made by graphql-js: graphql-jit 0.8's `subscribe` hands the operation's variables
  * to the field's resolver as its arguments, so an argument given inline, or through a
  * variable of another name, would be lost (a chat's subscriber would get every chat). As with

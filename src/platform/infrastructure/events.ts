@@ -27,7 +27,7 @@ const UNENCODED = /^[\w.~-]*$/
  * are encoded as well, being Redis's pattern characters.
  */
 export const topicSegment = (id: string) =>
-  // Most ids need no encoding, and this test costs a sixth of encoding them.
+  // Most ids need no encoding, and this test costs far less than encoding them.
   UNENCODED.test(id)
     ? id
     : encodeURIComponent(id).replace(

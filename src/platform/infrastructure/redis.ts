@@ -65,8 +65,7 @@ export function connectRedis({ url, keyPrefix, log }: RedisSettings): RedisConne
       enableAutoPipelining: true,
       // But a SET goes out alone: the cache's version bumps are gathered into one SET a
       // turn already, and its entries are stored once per miss. A pipeline of one command
-      // costs 30 µs more than the command alone; without it a create took a sixth less
-      // of this process's CPU.
+      // costs more than the command alone, enough to show in what a create costs.
       autoPipeliningIgnoredCommands: ['set'],
     }),
     // Auto-pipelined too: the events of one loop turn go out in one write, in order.

@@ -98,8 +98,8 @@ export function validationDetails(errors: ErrorObject[], context: string): Error
 
 /**
  * `/items/0/name` as `items.0.name`, built without arrays, and without a search when the
- * path has one segment, as most do (an invalid body has several: a few hundred
- * instructions each).
+ * path has one segment, as most do (an invalid body has several, each built on every
+ * such request).
  */
 function dottedPath(instancePath: string): string {
   if (instancePath.length === 0) return ''
