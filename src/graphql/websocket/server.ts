@@ -152,7 +152,8 @@ export function createWebSocketServer(options: WebSocketServerOptions) {
   /** A legacy socket: its own server, whose JSON hooks translate that socket's frames. */
   function legacyServer(socket: ProtocolSocket) {
     const translation = legacyTranslation({
-      send: (frame) => void socket.send(frame),
+      // The close that follows ends the socket whether or not the frame got out.
+      send: (frame) => void Promise.resolve(socket.send(frame)).catch(() => {}),
       close: socket.close,
     })
     const server = makeServer({
