@@ -3,7 +3,8 @@ import { type DocumentNode, type GraphQLSchema, TypeInfo, visit, visitWithTypeIn
 /**
  * Counts each use of a field marked @deprecated (once per operation that selects it), so
  * its removal can wait until nobody asks for it. The fields a document selects are found
- * once: Mercurius hands the same parsed document to every execution of the same query.
+ * once: Mercurius over HTTP, and the WebSocket admission, hand the same parsed document
+ * to every execution of the same query.
  */
 export function createDeprecationCounter(count: (field: string) => void) {
   const deprecatedFields = new WeakMap<DocumentNode, string[]>()
