@@ -4,7 +4,7 @@ import Fastify from 'fastify'
 import mercurius from 'mercurius'
 import mqemitterRedis from 'mqemitter-redis'
 import postgres from 'postgres'
-import type { DatabaseHandle } from '../src/db/client.js'
+import type { DatabaseHandle } from '../src/db/database.js'
 
 /**
  * The same work as the service's benchmarked operations with none of its layers: plain

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Config } from './config.js'
-import type { DatabaseHandle } from './db/client.js'
+import type { DatabaseHandle } from './db/database.js'
 import { assembleModules, type DomainModule, type Infrastructure } from './domains/domain-module.js'
 import { createDomainModules } from './domains/module-list.js'
 import { graphqlPlugin } from './graphql/plugin.js'

@@ -3,6 +3,7 @@ import WebSocket from 'ws'
 import { chatTopics } from '../src/domains/chat/chat-topics.js'
 import { backends } from './helpers/backends.js'
 import { collect, subscriptionsActive, wsClient, wsUrl } from './helpers/graphql.js'
+import { LEGACY_WS, TRANSPORT_WS } from './helpers/raw-socket.js'
 import { startServer, type TestServer } from './helpers/server.js'
 
 const EVENTS = 20_000
@@ -13,8 +14,8 @@ const heapAfterCollection = () => {
 }
 
 const PROTOCOLS = [
-  { protocol: 'graphql-transport-ws', subscribe: 'subscribe' },
-  { protocol: 'graphql-ws', subscribe: 'start' },
+  { protocol: TRANSPORT_WS, subscribe: 'subscribe' },
+  { protocol: LEGACY_WS, subscribe: 'start' },
 ]
 
 /** A subscriber that subscribes, then stops reading its socket. */

@@ -3,6 +3,7 @@ import http from 'node:http'
 import { afterAll, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
 import { wsUrl } from './helpers/graphql.js'
+import { LEGACY_WS, TRANSPORT_WS } from './helpers/raw-socket.js'
 import { startedProcess, stopProcesses } from './helpers/server-process.js'
 
 const ADMIN = { email: 'shutdown@example.com', password: 'shutdown-password-1' }
@@ -39,7 +40,7 @@ describe('SIGTERM', () => {
   it('finishes what is in flight with Connection: close, closes sockets with 1001, and exits 0 promptly', async () => {
     const server = await startedProcess(environment)
     // A socket of each subprotocol, acknowledged.
-    const sockets = ['graphql-transport-ws', 'graphql-ws'].map(
+    const sockets = [TRANSPORT_WS, LEGACY_WS].map(
       (protocol) => new WebSocket(wsUrl(server.baseUrl), [protocol]),
     )
     const socketsClosed = sockets.map((socket) => once(socket, 'close'))

@@ -1,12 +1,6 @@
 import type { Logger } from 'drizzle-orm'
 import type { DatabaseHandle } from './database.js'
 
-/**
- * What openDatabase answers, for its callers. Declared in database.ts, beside the types
- * the drivers share, so that neither driver imports the module that imports it.
- */
-export type { DatabaseHandle }
-
 export interface DatabaseSettings {
   /** A postgres:// URL; without it the embedded PGlite is used. */
   databaseUrl?: string | undefined

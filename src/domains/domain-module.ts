@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Resolvers } from '../../generated/graphql.js'
 import type { Config } from '../config.js'
-import type { DatabaseHandle } from '../db/client.js'
+import type { DatabaseHandle } from '../db/database.js'
 import type { GraphQLLoaders } from '../graphql/loaders.js'
 import type { SocketObserver } from '../graphql/websocket/socket-seats.js'
 import type { OperationId, ServiceHandlers } from '../http/operations.js'

@@ -4,7 +4,8 @@ import type { Logger } from 'drizzle-orm'
 import postgres from 'postgres'
 import { inject } from 'vitest'
 import { loadConfig } from '../../src/config.js'
-import { type DatabaseHandle, openDatabase } from '../../src/db/client.js'
+import { openDatabase } from '../../src/db/client.js'
+import type { DatabaseHandle } from '../../src/db/database.js'
 import { openPglite } from '../../src/db/pglite.js'
 
 export interface TestDatabase {

@@ -30,9 +30,6 @@ const rateLimited = ({ retryAfterSeconds }: OverBudget) =>
     extensions: { code: 'RATE_LIMITED', retryAfter: retryAfterSeconds },
   })
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value)
-
 interface CheckedDocument {
   document: DocumentNode
   errors: readonly GraphQLError[]
@@ -90,7 +87,8 @@ export function createAdmission({ schema, operationBudget, rules }: AdmissionOpt
     }
     const { document } = operation
     if (operation.errors.length > 0) return { errors: operation.errors }
-    const variables = isRecord(payload.variables) ? payload.variables : {}
+    // graphql-ws has checked the message: variables are an object, or absent.
+    const variables = payload.variables ?? {}
     const errors = costErrors(current, document, variables)
     return errors.length > 0 ? { errors } : { document, variables }
   }
