@@ -223,9 +223,11 @@ export interface paths {
          *     server's clock, answers 401 and changes nothing. Without `WEBHOOK_SECRET` the
          *     service accepts no webhook (503).
          *
-         *     Each delivery is applied once: `X-Webhook-Id` is remembered (in the database, so
-         *     on every instance and across restarts), and a repeat answers 200 with
-         *     `duplicate: true` without applying it again.
+         *     Each event is applied once. It is known by the body's `id`, which the signature
+         *     covers (`X-Webhook-Id` is not signed): the id is remembered in the database, so
+         *     on every instance and across restarts, and a repeat, under the same
+         *     `X-Webhook-Id` or another, answers 200 with `duplicate: true` without applying
+         *     it again.
          *
          *     `payment.succeeded` with `data.orderId` marks a `PENDING` order `PAID`. An event
          *     that cannot apply (an order in another status or unknown, a type this service
@@ -896,7 +898,7 @@ export interface components {
         };
         /** @description An event of the payment provider. Fields beyond these are the provider's and are kept, not refused. */
         WebhookEvent: {
-            /** @description The provider's id of the event. */
+            /** @description The provider's id of the event: what makes a delivery a repeat of one received before. */
             id: string;
             /** @description `payment.succeeded` is acted on; other types are acknowledged. */
             type: string;
@@ -1839,7 +1841,7 @@ export interface operations {
             header: {
                 /** @description When the provider signed the delivery, in unix seconds. */
                 "X-Webhook-Timestamp": string;
-                /** @description The delivery's id, the same on every retry of it. */
+                /** @description The delivery's id, the same on every retry of it. It is echoed in the receipt; repeats are recognised by the body's `id`, which is signed. */
                 "X-Webhook-Id": string;
             };
             path?: never;

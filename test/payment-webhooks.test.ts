@@ -84,6 +84,23 @@ describe.each(backends)('payment webhooks on $name', (backend) => {
     expect(await statusOf(orderId)).toBe('CANCELLED')
   })
 
+  it('knows a captured delivery re-sent under a new header id by the signed body id', async () => {
+    const orderId = await pendingOrder()
+    const body = paymentOf(orderId)
+    expect((await deliver(body, signed(body))).body.data.applied).toBe(true)
+    await api().post(`/orders/${orderId}/cancel`, { token: buyer.accessToken })
+    // Re-signed too: the header id is all a replayer can change, and the window is 5 minutes.
+    const replayed = signed(body, { id: randomUUID() })
+    const replay = await deliver(body, replayed)
+    expect(replay.status).toBe(200)
+    expect(replay.body.data).toEqual({
+      id: replayed['x-webhook-id'],
+      duplicate: true,
+      applied: true,
+    })
+    expect(await statusOf(orderId)).toBe('CANCELLED')
+  })
+
   it('applies one of many concurrent deliveries of one id', async () => {
     const orderId = await pendingOrder()
     const body = paymentOf(orderId)

@@ -251,19 +251,21 @@ export const notifications = pgTable(
 )
 
 /**
- * Every webhook delivery received, by the sender's delivery id: a repeat finds its row
- * and is acknowledged without being applied again, on any instance, after any restart.
+ * Every webhook event received, by the id its signed body carries: a repeat finds its
+ * row and is acknowledged without being applied again, on any instance, after any
+ * restart. (The column kept its first name, from when deliveries were known by their
+ * unsigned header id.)
  */
 export const webhookDeliveries = pgTable(
   'webhook_deliveries',
   {
     source: text('source').notNull(),
-    deliveryId: text('delivery_id').notNull(),
+    eventId: text('delivery_id').notNull(),
     eventType: text('event_type').notNull(),
     applied: boolean('applied').notNull(),
     receivedAt: instant('received_at').notNull().defaultNow(),
   },
-  (table) => [primaryKey({ columns: [table.source, table.deliveryId] })],
+  (table) => [primaryKey({ columns: [table.source, table.eventId] })],
 )
 
 export const emailStatuses = pgEnum('email_status', ['queued', 'sending', 'sent', 'failed'])

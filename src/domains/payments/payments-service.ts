@@ -27,8 +27,11 @@ interface Dependencies {
 export function createPaymentsService({ db, deliveries, orders }: Dependencies) {
   return {
     /**
-     * Applies a delivery once: its record and its effect commit together, so a repeat,
-     * on any instance, finds it and changes nothing. What cannot apply is acknowledged.
+     * Applies an event once: its record and its effect commit together, so a repeat, on
+     * any instance, finds it and changes nothing. What cannot apply is acknowledged. An
+     * event is known by the id its body carries, which the signature covers: the
+     * delivery's header id is not signed, and a captured delivery re-sent under a new one
+     * is the same event.
      */
     async receive(deliveryId: string, event: PaymentEvent): Promise<Receipt> {
       const { orderId } = event.data
@@ -37,7 +40,7 @@ export function createPaymentsService({ db, deliveries, orders }: Dependencies) 
         'data.orderId':
           paid && orderId === undefined ? 'is required by payment.succeeded' : undefined,
       })
-      const delivery = { source: SOURCE, deliveryId, eventType: event.type }
+      const delivery = { source: SOURCE, eventId: event.id, eventType: event.type }
       const outcome = await db.transaction(async (tx) => {
         const first = await deliveries.claim(tx, delivery)
         if (first) return { duplicate: true, applied: first.applied, change: undefined }

@@ -4,13 +4,14 @@ import { webhookDeliveries } from '../../db/schema.js'
 
 export interface Delivery {
   source: string
-  deliveryId: string
+  /** The id of the event the delivery carries, as its sender signed it. */
+  eventId: string
   eventType: string
 }
 
 export function createWebhookDeliveriesRepository() {
-  const ofDelivery = ({ source, deliveryId }: Delivery) =>
-    and(eq(webhookDeliveries.source, source), eq(webhookDeliveries.deliveryId, deliveryId))
+  const ofDelivery = ({ source, eventId }: Delivery) =>
+    and(eq(webhookDeliveries.source, source), eq(webhookDeliveries.eventId, eventId))
 
   return {
     /**
