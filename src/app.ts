@@ -23,6 +23,7 @@ import {
 } from './platform/plugins/error-handler.js'
 import { etag } from './platform/plugins/etag.js'
 import { gracefulClose } from './platform/plugins/graceful-close.js'
+import { headerRules } from './platform/plugins/header-rules.js'
 import { clientErrorHandler } from './platform/plugins/http-parse-errors.js'
 import { maintenance } from './platform/plugins/maintenance.js'
 import { rateLimits } from './platform/plugins/rate-limit.js'
@@ -102,6 +103,7 @@ export async function buildApp(deps: AppDependencies, config: Config) {
   await app.register(securityHeaders)
   await app.register(gracefulClose)
   await app.register(requestIdHeader)
+  await app.register(headerRules)
   await app.register(routeTable)
   await app.register(errorHandler)
   await app.register(etag)

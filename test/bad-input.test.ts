@@ -221,6 +221,53 @@ describe.each(backends)('bad input on $name', (backend) => {
       },
     )
 
+    /** A raw request with `headers` after its own Host and Connection: close. */
+    const requestWith = (headers: string[], head = 'GET /products') =>
+      [`${head} HTTP/1.1`, 'Host: x', 'Connection: close', ...headers, '', ''].join('\r\n')
+    const answerOf = async (request: string) => {
+      const [head = '', body = ''] = (await rawHttp(server.baseUrl, request)).split('\r\n\r\n')
+      return { status: Number(head.split(' ')[1]), head, body: JSON.parse(body || 'null') }
+    }
+    const numbered = (count: number) => Array.from({ length: count }, (_, i) => `X-H${i}: v`)
+
+    it.each([
+      [198, 200],
+      [199, 431],
+      [1500, 431],
+    ])('answers %i headers more than its own two with %i', async (count, status) => {
+      const answer = await answerOf(requestWith(numbered(count)))
+      expect(answer.status).toBe(status)
+      expect(answer.head).toMatch(/x-request-id: /i)
+      if (status === 431) {
+        expect(answer.body).toEqual({
+          error: { code: 'BAD_REQUEST', message: 'A request may carry at most 200 headers' },
+        })
+      }
+    })
+
+    it('refuses a second Host with 400 in the envelope, creating nothing', async () => {
+      const before = await rowCount(products)
+      const body = JSON.stringify(product)
+      const create = requestWith(
+        [
+          'Host: elsewhere',
+          `Authorization: Bearer ${adminToken}`,
+          'Content-Type: application/json',
+          `Content-Length: ${body.length}`,
+        ],
+        'POST /products',
+      )
+      const answer = await answerOf(`${create}${body}`)
+      expect(answer.status).toBe(400)
+      expect(answer.body).toEqual({
+        error: { code: 'BAD_REQUEST', message: 'The request names its Host more than once' },
+      })
+      expect(await rowCount(products)).toBe(before)
+      expect((await answerOf(requestWith([`Authorization: Bearer ${adminToken}`]))).status).toBe(
+        200,
+      )
+    })
+
     it('holds If-None-Match to its 1024 characters, as openapi.yaml has it', async () => {
       const tag = (length: number) => ({ 'if-none-match': `"${'x'.repeat(length - 2)}"` })
       const refused = await server.api.get(`/products/${productId}`, { headers: tag(1025) })
