@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
+import { connect } from 'node:net'
 import { sql } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { notFound, withoutStacks } from '../src/platform/errors.js'
 import { backends } from './helpers/backends.js'
 import { ADMIN, login, startServer, type TestServer } from './helpers/server.js'
@@ -91,6 +92,26 @@ describe.each(backends)('errors on $name', (backend) => {
         res: { statusCode: 404 },
         responseTime: expect.any(Number),
       }),
+    ])
+  })
+
+  it('logs a client that goes away mid-body at info, not as a failure of the server', async () => {
+    const requestId = randomUUID()
+    const { hostname, port } = new URL(server.baseUrl)
+    const socket = connect(Number(port), hostname, () => {
+      socket.write(
+        `POST /users HTTP/1.1\r\nHost: x\r\nX-Request-Id: ${requestId}\r\n` +
+          'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name":',
+      )
+    })
+    // Its first bytes are read, then it is gone, as a stalled client is once a timeout cuts it.
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    socket.destroy()
+    const entries = () =>
+      logLines.map((line) => JSON.parse(line)).filter((line) => line.reqId === requestId)
+    await vi.waitFor(() => expect(entries()).not.toEqual([]))
+    expect(entries()).toEqual([
+      expect.objectContaining({ level: 30, msg: 'the client went away mid-request' }),
     ])
   })
 

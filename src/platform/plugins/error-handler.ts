@@ -49,6 +49,8 @@ const CODES_BY_STATUS: Record<number, ErrorCode> = {
 
 const RETRY_AFTER_SECONDS = 2
 
+const clientGone = badRequest('The connection closed before the request arrived whole')
+
 export const databaseUnavailable = () =>
   unavailable('The database is not answering; retry in a moment')
 
@@ -57,6 +59,9 @@ export function toAppError(error: FastifyError): AppError {
   if (error instanceof AppError) return error
   const known = error.code ? FRAMEWORK_ERRORS[error.code] : undefined
   if (known) return known
+  // The client closed its connection mid-body (or stalled until the server did): no fault
+  // of the server's, and no one left to read the answer.
+  if (error.code === 'ECONNRESET') return clientGone
   const status = error.statusCode ?? 500
   const code = CODES_BY_STATUS[status]
   // Framework 4xx errors describe the request, not the server: safe to pass on.
@@ -92,6 +97,7 @@ async function errorHandlerPlugin(app: FastifyInstance) {
     const appError = toAppError(error)
     if (appError.statusCode >= 500)
       request.log.error({ err: loggableError(error) }, 'request failed')
+    else if (appError === clientGone) request.log.info('the client went away mid-request')
     // A client told to come back should be told when; outages here pass in seconds.
     if (appError.statusCode === 503 && !reply.hasHeader('retry-after')) {
       reply.header('retry-after', RETRY_AFTER_SECONDS)
