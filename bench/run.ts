@@ -39,7 +39,12 @@ const sharedBus = process.env.REDIS_URL ? undefined : createEventBus({ log })
 async function startInstance(overrides: Record<string, string> = {}) {
   const config = loadConfig({ ...environment, ...overrides })
   const redis = config.redisUrl
-    ? connectRedis({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, log })
+    ? connectRedis({
+        url: config.redisUrl,
+        keyPrefix: config.redisKeyPrefix,
+        timeoutMs: config.redisTimeoutMs,
+        log,
+      })
     : undefined
   const events = sharedBus ?? createEventBus({ redis, log })
   const app = await buildApp({ database, events, redis, loggerInstance: log }, config)

@@ -575,7 +575,10 @@ export interface paths {
         };
         /**
          * Readiness probe
-         * @description Ready when the database answers.
+         * @description Ready when every dependency (the database, and Redis when configured) answers:
+         *     503 when one does not. A Redis that answers, but slower than `REDIS_TIMEOUT_MS`,
+         *     leaves the instance ready, serving without it: `status` is then `degraded` and
+         *     `slow` names it. The verdict follows Redis within 5 seconds either way.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -966,6 +969,15 @@ export interface components {
         };
         HealthEnvelope: {
             data: components["schemas"]["Health"];
+        };
+        Readiness: {
+            /** @enum {string} */
+            status: "ok" | "degraded";
+            /** @description Present when `degraded`: the dependencies that answer slower than their deadline, which requests do without meanwhile. */
+            slow?: "redis"[];
+        };
+        ReadinessEnvelope: {
+            data: components["schemas"]["Readiness"];
         };
         CategoryFigures: {
             category: string;
@@ -2480,14 +2492,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Every dependency answers. */
+            /** @description Every dependency answers, in time or (`degraded`) not. */
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HealthEnvelope"];
+                    "application/json": components["schemas"]["ReadinessEnvelope"];
                 };
             };
             304: components["responses"]["NotModified"];

@@ -78,7 +78,12 @@ export async function buildApp(deps: AppDependencies, config: Config) {
     secret: config.auth.jwtSecret,
     ttlSeconds: config.auth.accessTokenTtlSeconds,
   })
-  const outbox = createOutbox({ db: deps.database.db, events: deps.events, log: app.log })
+  const outbox = createOutbox({
+    db: deps.database.db,
+    publishWaitMs: config.redisTimeoutMs,
+    events: deps.events,
+    log: app.log,
+  })
   const infrastructure: Infrastructure = {
     database: deps.database,
     events: deps.events,

@@ -27,6 +27,7 @@ const environmentSchema = {
     DATABASE_TIMEOUT: { type: 'integer', minimum: 100, maximum: 600_000, default: 5000 },
     REDIS_URL: { type: 'string', pattern: '^rediss?://' },
     REDIS_KEY_PREFIX: { type: 'string', maxLength: 100, default: 'catalog:' },
+    REDIS_TIMEOUT_MS: { type: 'integer', minimum: 1, maximum: 60_000, default: 100 },
     JWT_SECRET: { type: 'string', minLength: 32 },
     ACCESS_TOKEN_TTL: { type: 'integer', minimum: 1, default: 900 },
     REFRESH_TOKEN_TTL: { type: 'integer', minimum: 1, default: 30 * 24 * 3600 },
@@ -63,7 +64,7 @@ const environmentSchema = {
     V1_MIGRATION_URL: { type: 'string', minLength: 1, maxLength: 2048, default: '/docs/v2' },
     SMTP_URL: { type: 'string', pattern: '^smtps?://' },
     EMAIL_FROM: { type: 'string', pattern: '^[^@\\s]+@[^@\\s]+$', default: 'no-reply@localhost' },
-    EMAIL_POLL_INTERVAL_MS: { type: 'integer', minimum: 10, maximum: 3_600_000, default: 1000 },
+    EMAIL_POLL_INTERVAL_MS: { type: 'integer', minimum: 10, maximum: 3_600_000, default: 100 },
     EMAIL_RETRY_BASE_MS: { type: 'integer', minimum: 10, maximum: 3_600_000, default: 2000 },
     EMAIL_MAX_ATTEMPTS: { type: 'integer', minimum: 1, maximum: 20, default: 5 },
     UPLOAD_MAX_BYTES: { type: 'integer', minimum: 1, maximum: 1_073_741_824, default: 10_485_760 },
@@ -79,6 +80,7 @@ interface Environment {
   DATABASE_TIMEOUT: number
   REDIS_URL?: string
   REDIS_KEY_PREFIX: string
+  REDIS_TIMEOUT_MS: number
   JWT_SECRET?: string
   ACCESS_TOKEN_TTL: number
   REFRESH_TOKEN_TTL: number
@@ -127,6 +129,8 @@ export interface Config {
   redisUrl: string | undefined
   /** Put before every key stored in Redis, so deployments can share one. */
   redisKeyPrefix: string
+  /** The longest a request waits on one Redis command; past it, it goes on without Redis. */
+  redisTimeoutMs: number
   logLevel: Environment['LOG_LEVEL']
   /** Coloured lines for a person at a terminal, or JSON lines for a log collector. */
   logFormat: (typeof LOG_FORMATS)[number]
@@ -238,6 +242,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     databaseTimeoutMs: values.DATABASE_TIMEOUT,
     redisUrl: values.REDIS_URL,
     redisKeyPrefix: values.REDIS_KEY_PREFIX,
+    redisTimeoutMs: values.REDIS_TIMEOUT_MS,
     logLevel: values.LOG_LEVEL,
     logFormat: values.LOG_FORMAT ?? (values.NODE_ENV === 'development' ? 'pretty' : 'json'),
     development: values.NODE_ENV === 'development',

@@ -24,7 +24,12 @@ const database = await openDatabase(config)
 await database.migrate()
 const logger = createLogger(config)
 const redis = config.redisUrl
-  ? connectRedis({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, log: logger })
+  ? connectRedis({
+      url: config.redisUrl,
+      keyPrefix: config.redisKeyPrefix,
+      timeoutMs: config.redisTimeoutMs,
+      log: logger,
+    })
   : undefined
 const events = createEventBus({ redis, log: logger })
 const app = await buildApp({ database, events, redis, loggerInstance: logger }, config)

@@ -6,7 +6,7 @@ import { redisUrl } from './helpers/redis.js'
 
 const log = pino({ level: 'silent' })
 const redisOf = (url: string) => () =>
-  connectRedis({ url, keyPrefix: `events-test-${Date.now()}:`, log })
+  connectRedis({ url, keyPrefix: `events-test-${Date.now()}:`, timeoutMs: 100, log })
 const buses = [
   { name: 'in-process', redis: () => undefined },
   ...(redisUrl ? [{ name: 'Redis', redis: redisOf(redisUrl) }] : []),

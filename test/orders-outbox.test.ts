@@ -101,6 +101,7 @@ describe.each(variants)('order events through the outbox on $label', ({ backend,
   function instanceThatDiesAfterCommit() {
     const realOutbox = createOutbox({
       db: db(),
+      publishWaitMs: 100,
       events: server.events,
       log: pino({ level: 'silent' }),
     })

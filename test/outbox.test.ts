@@ -33,6 +33,7 @@ describe.each(backends)('the outbox on $name', (backend) => {
     server = await startServer(backend)
     other = createOutbox({
       db: server.testDatabase.database.db,
+      publishWaitMs: 100,
       events: server.events,
       log: pino({ level: 'silent' }),
     })

@@ -51,7 +51,12 @@ function redisStorage(): Storage & { connections: RedisConnections[] } {
     name: 'Redis',
     connections,
     async cache() {
-      const redis = connectRedis({ url: redisUrl as string, keyPrefix, log: silent })
+      const redis = connectRedis({
+        url: redisUrl as string,
+        keyPrefix,
+        timeoutMs: 100,
+        log: silent,
+      })
       connections.push(redis)
       await vi.waitUntil(() => redis.commands.status === 'ready')
       return createReadCache({ ttlSeconds: 60, redis, log: silent })
@@ -142,6 +147,7 @@ describe.runIf(redisUrl)('the read cache shared through Redis', () => {
     viaRelay = connectRedis({
       url: relay.url,
       keyPrefix: `test-${randomBytes(6).toString('hex')}:`,
+      timeoutMs: 100,
       log: silent,
     })
     await vi.waitUntil(() => viaRelay.commands.status === 'ready')

@@ -63,7 +63,12 @@ export async function startServer(
   const logger = options.logger ?? false
   const log = pino({ level: 'silent' })
   const redis = config.redisUrl
-    ? connectRedis({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, log })
+    ? connectRedis({
+        url: config.redisUrl,
+        keyPrefix: config.redisKeyPrefix,
+        timeoutMs: config.redisTimeoutMs,
+        log,
+      })
     : undefined
   const events = createEventBus({ redis, log })
   const app = await buildApp(

@@ -99,3 +99,66 @@ export async function tcpRelay(target: string) {
 }
 
 export type TcpRelay = Awaited<ReturnType<typeof tcpRelay>>
+
+/**
+ * A TCP relay that holds everything it passes for `delay(ms)` each way, in order: a slow
+ * network or an overloaded host, as opposed to the dead one tcpRelay stages.
+ */
+export async function delayingRelay(target: string) {
+  const { hostname, port } = new URL(target)
+  let delayMs = 0
+  const sockets = new Set<Socket>()
+  const server = createServer((client) => {
+    const upstream = connect(Number(port), hostname)
+    for (const socket of [client, upstream]) {
+      sockets.add(socket)
+      socket.on('error', () => {
+        client.destroy()
+        upstream.destroy()
+      })
+      socket.on('close', () => {
+        sockets.delete(socket)
+        client.destroy()
+        upstream.destroy()
+      })
+    }
+    forwardLate(client, upstream, () => delayMs)
+    forwardLate(upstream, client, () => delayMs)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const relayPort = (server.address() as { port: number }).port
+  return {
+    url: `${new URL(target).protocol}//127.0.0.1:${relayPort}`,
+    delay(ms: number) {
+      delayMs = ms
+    },
+    close() {
+      for (const socket of sockets) socket.destroy()
+      return new Promise<void>((resolve) => server.close(() => resolve()))
+    },
+  }
+}
+
+/** Writes what `from` reads to `to` once `delay()` has passed, never out of order. */
+function forwardLate(from: Socket, to: Socket, delay: () => number) {
+  const queue: { due: number; chunk: Buffer }[] = []
+  let scheduled = false
+  const flush = () => {
+    scheduled = false
+    const now = performance.now()
+    while (queue[0] && queue[0].due <= now) {
+      const { chunk } = queue.shift() as { chunk: Buffer }
+      if (to.writable) to.write(chunk)
+    }
+    if (queue[0]) schedule(queue[0].due - now)
+  }
+  const schedule = (ms: number) => {
+    scheduled = true
+    setTimeout(flush, ms)
+  }
+  from.on('data', (chunk: Buffer) => {
+    const now = performance.now()
+    queue.push({ due: Math.max(now + delay(), queue.at(-1)?.due ?? 0), chunk })
+    if (!scheduled) schedule((queue[0]?.due ?? now) - now)
+  })
+}

@@ -1,9 +1,14 @@
+import type { components } from '../../../generated/openapi.js'
 import type { ServiceHandlers } from '../../http/operations.js'
 import { unavailable } from '../../platform/errors.js'
 
+type SlowDependency = NonNullable<components['schemas']['Readiness']['slow']>[number]
+
 export interface Dependency {
-  name: string
+  name: SlowDependency | 'database'
   ping(): Promise<void>
+  /** Whether it answers, but slower than its deadline (requests then do without it). */
+  slow?(): boolean
 }
 
 /** A dependency that has not answered by then counts as down: /ready never hangs. */
@@ -31,7 +36,9 @@ export function createHealthHandlers(dependencies: Dependency[]) {
         request.log.warn({ down: down.map((each) => each.name) }, 'not ready')
         throw unavailable(`Not ready: ${down.map((each) => each.name).join(', ')} not answering`)
       }
-      return { data: { status: 'ok' as const } }
+      const slow = dependencies.filter((each) => each.slow?.()).map((each) => each.name)
+      if (slow.length === 0) return { data: { status: 'ok' as const } }
+      return { data: { status: 'degraded' as const, slow: slow as SlowDependency[] } }
     },
   } satisfies Partial<ServiceHandlers>
 }

@@ -7,6 +7,8 @@ export function createHealthModule({
   redis,
 }: Pick<Infrastructure, 'database' | 'redis'>) {
   const dependencies: Dependency[] = [{ name: 'database', ping: database.ping }]
-  if (redis) dependencies.push({ name: 'redis', ping: redis.ping })
+  if (redis) {
+    dependencies.push({ name: 'redis', ping: redis.ping, slow: () => !redis.answersInTime() })
+  }
   return { name: 'health', handlers: createHealthHandlers(dependencies) }
 }

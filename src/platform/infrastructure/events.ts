@@ -95,6 +95,9 @@ export function createEventBus({
      */
     upFor: () => (upSince === undefined ? undefined : Date.now() - upSince),
 
+    /** Whether Redis answers within REDIS_TIMEOUT_MS (always, in-process): see redis.ts. */
+    answersInTime: () => redis?.answersInTime() ?? true,
+
     /**
      * The payloads published on `topic` from now on, once the emitter has subscribed.
      * A consumer that falls `maxQueued` events behind is cut off, never buffered

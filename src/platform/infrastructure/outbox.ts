@@ -38,7 +38,9 @@ export interface PendingEvent<Event = unknown> {
 
 interface OutboxDependencies {
   db: Database
-  events: Pick<EventBus, 'deliver' | 'upFor'>
+  /** REDIS_TIMEOUT_MS: how long a request waits for its events to be published. */
+  publishWaitMs: number
+  events: Pick<EventBus, 'deliver' | 'upFor' | 'answersInTime'>
   log: FastifyBaseLogger
 }
 
@@ -49,7 +51,7 @@ interface OutboxDependencies {
  * relay publishes what a crash or an outage left. At least once (subscribers drop
  * repeats by event id); one instance relays at a time.
  */
-export function createOutbox({ db, events, log }: OutboxDependencies) {
+export function createOutbox({ db, publishWaitMs, events, log }: OutboxDependencies) {
   let poller: NodeJS.Timeout | undefined
   let queued: Promise<void> | undefined
   let last: Promise<void> = Promise.resolve()
@@ -113,9 +115,17 @@ export function createOutbox({ db, events, log }: OutboxDependencies) {
     return queued
   }
 
-  /** Publishes committed events now; one the bus refuses is left to the relay. */
+  /**
+   * Publishes committed events now; one the bus refuses is left to the relay, and so is
+   * every one while Redis is slow: the request that committed them does not wait on it.
+   */
   async function publishNow(pending: readonly PendingEvent[]): Promise<void> {
-    if (!busUp()) return
+    if (!busUp() || !events.answersInTime()) return
+    // What Redis has not taken by the deadline goes on without the request.
+    await settledWithin(publishInOrder(pending), publishWaitMs)
+  }
+
+  async function publishInOrder(pending: readonly PendingEvent[]): Promise<void> {
     for (const event of pending) {
       try {
         await events.deliver(event.topic, event.payload, event.id)
@@ -138,8 +148,8 @@ export function createOutbox({ db, events, log }: OutboxDependencies) {
     },
 
     /**
-     * Publishes events after their commit, in order; resolves when done or failed. A
-     * caller waits a second at most: the bus fails a publish Redis has not taken by then.
+     * Publishes events after their commit, in order; resolves when done, failed, or
+     * REDIS_TIMEOUT_MS has passed, whichever comes first.
      */
     publish: publishNow,
 

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { createCache } from 'async-cache-dedupe'
 import type { FastifyBaseLogger } from 'fastify'
-import type { Redis } from 'ioredis'
 import { stringify } from 'safe-stable-stringify'
 import { storageKeyOf } from './async-cache-dedupe-adapter.js'
 import type { RedisConnections } from './redis.js'
@@ -87,7 +86,7 @@ export function createReadCache({ ttlSeconds, redis, log }: ReadCacheSettings): 
   const cacheLog = log.child({ component: 'read-cache' })
   /** Invalidations failed since the last that succeeded. */
   let failedInARow = 0
-  const versions = redis ? redisVersions(redis.commands, ttlSeconds) : memoryVersions()
+  const versions = redis ? redisVersions(redis, ttlSeconds) : memoryVersions()
   const cache = createCache({
     ttl: ttlSeconds,
     storage: redis
@@ -154,7 +153,8 @@ const VERSION_MIN_SECONDS = 60
  */
 const EXPECTED_VERSIONS = 10_000
 
-function redisVersions(commands: Redis, ttlSeconds: number): Versions {
+function redisVersions(redis: RedisConnections, ttlSeconds: number): Versions {
+  const { commands } = redis
   const key = (reference: string) => `cache-version:${reference}`
   const lifetime = Math.max(VERSION_MIN_SECONDS, ttlSeconds * VERSION_LIFETIMES)
   // The versions this instance last saw of references that have been written. A hit then
@@ -199,8 +199,8 @@ function redisVersions(commands: Redis, ttlSeconds: number): Versions {
 
   return {
     async current(references, storageKeyOf) {
-      // A Redis that is away fails the command at once; its client logs the outage.
-      if (commands.status !== 'ready') return undefined
+      // A Redis away or slow is not asked: the read goes to the database at once.
+      if (!redis.answersInTime()) return undefined
       const expecting = references
         .map((reference) => expected.get(reference) ?? NEVER_WRITTEN)
         .join(',')

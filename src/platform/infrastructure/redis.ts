@@ -7,9 +7,11 @@ const QUIT_TIMEOUT_MS = 1000
 /**
  * How long Redis may stay silent while it owes an answer: far longer than it ever takes
  * to answer, so only a Redis that has gone silent (a stopped process, a host or a network
- * that drops packets) reaches it. See closeWhenSilent.
+ * that drops packets) reaches it. See watchOwedCommands.
  */
 const SILENCE_MS = 1000
+/** While Redis is slow, a PING this often tells when it answers in time again. */
+const RECOVERY_PROBE_MS = 500
 
 /**
  * The service's Redis clients, made in one place and handed to whatever needs Redis.
@@ -30,6 +32,12 @@ export interface RedisConnections {
   subscriber: Redis
   /** REDIS_KEY_PREFIX: before every key, and every pub/sub channel, of this deployment. */
   keyPrefix: string
+  /**
+   * False while Redis is away, or slow: a command owed longer than REDIS_TIMEOUT_MS. A
+   * request's stores then do without Redis, as when it is down, rather than each pay
+   * the deadline. True again once a PING comes back within it.
+   */
+  answersInTime(): boolean
   /** Throws unless every connection is ready and Redis answers. */
   ping(): Promise<void>
   close(): Promise<void>
@@ -39,16 +47,18 @@ export interface RedisSettings {
   url: string
   /** Put before every key this service stores, so deployments can share one Redis. */
   keyPrefix: string
+  /** REDIS_TIMEOUT_MS: the longest a request waits on one Redis command. */
+  timeoutMs: number
   log: FastifyBaseLogger
 }
 
-export function connectRedis({ url, keyPrefix, log }: RedisSettings): RedisConnections {
+export function connectRedis({ url, keyPrefix, timeoutMs, log }: RedisSettings): RedisConnections {
+  const latency = latencyVerdict(timeoutMs, log)
   const connect = (role: string, options: RedisOptions) => {
     const client = new Redis(url, { retryStrategy, connectTimeout: 5000, ...options })
     // An ioredis client without an error listener crashes the process on the first
     // refused connection; an outage is logged and ridden out instead.
     client.on('error', (error: Error) => log.warn({ err: error, role }, 'redis connection error'))
-    closeWhenSilent(client, SILENCE_MS)
     return client
   }
   /** A client whose callers never wait for Redis to come back (see failOwedOnClose). */
@@ -74,10 +84,23 @@ export function connectRedis({ url, keyPrefix, log }: RedisSettings): RedisConne
     // What a subscriber had in flight (a SUBSCRIBE) is sent again on the next connection.
     subscriber: connect('subscriber', {}),
   }
+  // The commands connection is on requests' paths: none of its commands is owed past the
+  // deadline. The others' answers are waited for (the outbox publishes again what fails).
+  watchOwedCommands(connections.commands, {
+    silenceMs: SILENCE_MS,
+    deadline: { ms: timeoutMs, onLate: latency.slow },
+  })
+  watchOwedCommands(connections.publisher, { silenceMs: SILENCE_MS })
+  watchOwedCommands(connections.subscriber, { silenceMs: SILENCE_MS })
   const clients = Object.values(connections)
+  const probing = setInterval(() => {
+    if (connections.commands.status === 'ready') latency.probe(connections.commands)
+  }, RECOVERY_PROBE_MS)
+  probing.unref()
   return {
     ...connections,
     keyPrefix,
+    answersInTime: () => latency.inTime() && connections.commands.status === 'ready',
 
     async ping() {
       const down = Object.entries(connections).filter(([, client]) => client.status !== 'ready')
@@ -86,44 +109,107 @@ export function connectRedis({ url, keyPrefix, log }: RedisSettings): RedisConne
           `redis is not ready: ${down.map(([role, { status }]) => `${role} ${status}`)}`,
         )
       }
-      await connections.commands.ping()
+      // Not on the commands connection: past its deadline a slow Redis would read as down.
+      await connections.publisher.ping()
     },
 
     async close() {
+      clearInterval(probing)
       await Promise.all(clients.map(quit))
     },
   }
 }
 
 /**
- * A Redis gone silent closes nothing, and ioredis would go on sending to it. A Redis that
- * answers moves the client's oldest owed command on; once the same one has been owed for
- * about `silenceMs`, the connection is closed and ioredis reconnects, and until Redis
- * answers again the client is not ready: its commands fail at once and the stores fail
- * open, as when Redis is down. Read from ioredis's queue each tick, so nothing is added to
- * the path of a reply.
+ * Whether Redis answers within the deadline. It turns slow when a command is owed
+ * longer, and in time again when a PING, sent while slow, comes back within it.
+ */
+function latencyVerdict(timeoutMs: number, log: FastifyBaseLogger) {
+  let slow = false
+  let probing = false
+  return {
+    inTime: () => !slow,
+    slow() {
+      if (!slow) log.warn({ timeoutMs }, 'redis answers slower than REDIS_TIMEOUT_MS')
+      slow = true
+    },
+    probe(client: Redis) {
+      if (!slow || probing) return
+      probing = true
+      const sent = performance.now()
+      client
+        .ping()
+        .then(
+          () => {
+            if (performance.now() - sent > timeoutMs) return
+            slow = false
+            log.info('redis answers in time again')
+          },
+          () => {},
+        )
+        .finally(() => {
+          probing = false
+        })
+    },
+  }
+}
+
+interface OwedCommandLimits {
+  /** Owed this long, Redis has gone silent: the connection is closed. */
+  silenceMs: number
+  /** Owed this long, a command is late: it fails, and Redis is slow (commands only). */
+  deadline?: { ms: number; onLate(): void }
+}
+
+/** What a late command fails with; the caller goes on as when Redis is down. */
+const lateError = (ms: number) => new Error(`Redis did not answer within ${ms} ms`)
+
+/**
+ * Reads ioredis's queue of owed commands every quarter of the shortest limit, so nothing
+ * is added to the path of a reply (a timer per command, as ioredis's commandTimeout
+ * sets, costs more than most commands).
+ * - Past the deadline a command fails, and the verdict learns that Redis is slow. The
+ *   command stays in the queue: its answer, when it comes, is matched to it and dropped.
+ * - A Redis gone silent closes nothing, and ioredis would go on sending to it: once the
+ *   same command has been owed for about `silenceMs`, the connection is closed and
+ *   ioredis reconnects, and until Redis answers again the client is not ready: its
+ *   commands fail at once and the stores fail open, as when Redis is down.
  *
  * Timers run before a turn reads its sockets, so after this process was held up (a long
- * collection, a synchronous task) the second passes with the answer there, unread. As in
- * silence-watch.ts, the verdict waits for the turn's reads: only a command still owed
- * then closes the connection. Otherwise a healthy Redis would be cut off after every such
- * pause, and every instance fail open with it.
+ * collection, a synchronous task, a starved CPU) a limit passes with the answer there,
+ * unread. As in silence-watch.ts, the verdict waits for the turn's reads: only a command
+ * still owed then is late. ioredis's own commandTimeout does not wait, and failed many
+ * commands of a healthy Redis on a loaded machine.
  */
-function closeWhenSilent(client: Redis, silenceMs: number) {
-  let oldest: unknown
-  let owedSince = 0
-  const watch = setInterval(() => {
-    const head = client.commandQueue.peekFront()
+function watchOwedCommands(client: Redis, limits: OwedCommandLimits) {
+  const firstSeen = new WeakMap<object, number>()
+  const ageOf = (owed: object, now: number) => now - (firstSeen.get(owed) ?? now)
+  const check = () => {
+    // Read anew each time: ioredis starts a new queue with each connection.
+    const queue = client.commandQueue
     const now = performance.now()
-    if (head !== oldest) {
-      oldest = head
-      owedSince = now
-    } else if (head !== undefined && now - owedSince > silenceMs) {
-      setImmediate(() => {
-        if (client.commandQueue.peekFront() === head) client.stream.destroy()
-      })
+    for (let index = 0; index < queue.length; index++) {
+      const owed = queue.peekAt(index) as object
+      if (!firstSeen.has(owed)) firstSeen.set(owed, now)
     }
-  }, silenceMs / 4)
+    const head = queue.peekFront()
+    if (head === undefined || ageOf(head, now) <= (limits.deadline?.ms ?? limits.silenceMs)) return
+    setImmediate(() => judgeAfterReads(now))
+  }
+  const judgeAfterReads = (checkedAt: number) => {
+    const queue = client.commandQueue
+    const head = queue.peekFront()
+    if (head === undefined) return
+    if (ageOf(head, checkedAt) > limits.silenceMs) return client.stream.destroy()
+    const { deadline } = limits
+    if (!deadline) return
+    const late = queue.toArray().filter((owed) => ageOf(owed, checkedAt) > deadline.ms)
+    if (late.length === 0) return
+    deadline.onLate()
+    const error = lateError(deadline.ms)
+    for (const owed of late) owed.command.reject(error)
+  }
+  const watch = setInterval(check, Math.min(limits.deadline?.ms ?? Infinity, limits.silenceMs) / 4)
   watch.unref()
   client.on('end', () => clearInterval(watch))
 }

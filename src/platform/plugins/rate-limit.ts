@@ -49,8 +49,8 @@ type OperationRequest = FastifyRequest & { [OPERATION_CALLER]?: string }
 
 /**
  * Per user when the bearer token is valid, per IP otherwise; RateLimit-* headers. While
- * Redis is away requests are let through uncounted: an outage of the counter store must
- * not take the whole API down with it.
+ * Redis is away or slow requests are let through uncounted: an outage of the counter
+ * store must not take the whole API down with it, nor make every request wait on it.
  */
 async function rateLimitPlugin(app: FastifyInstance, options: RateLimitOptions) {
   const callerOf = (request: OperationRequest) => {
@@ -67,14 +67,17 @@ async function rateLimitPlugin(app: FastifyInstance, options: RateLimitOptions) 
     return callerKey(null, request.ip)
   }
 
+  const { redis } = options
+  const redisUnfit = redis ? () => !redis.answersInTime() : () => false
   await app.register(rateLimit, {
     max: options.max,
     timeWindow: options.windowMs,
     keyGenerator: callerOf,
-    allowList: (request) => isProbe(request.url),
+    // A Redis away or slow (redis.ts) is not asked: the request goes on uncounted at once.
+    allowList: (request) => isProbe(request.url) || redisUnfit(),
     enableDraftSpec: true,
-    ...(options.redis && {
-      redis: options.redis.commands,
+    ...(redis && {
+      redis: redis.commands,
       nameSpace: 'rate-limit:',
       skipOnError: true,
     }),

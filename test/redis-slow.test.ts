@@ -1,0 +1,90 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { backends } from './helpers/backends.js'
+import { graphql } from './helpers/graphql.js'
+import { redisUrl } from './helpers/redis.js'
+import { freshAccessToken, startServer, type TestServer } from './helpers/server.js'
+import { delayingRelay } from './helpers/tcp-relay.js'
+
+/**
+ * Redis that answers, but late: 250 ms each way, as an overloaded host or a congested
+ * link. The probe found each read paying several round trips in a row (p50 1 s), and
+ * /ready saying ok. Now no request waits on Redis past REDIS_TIMEOUT_MS, and once one
+ * command is late none is asked until a PING comes back in time.
+ */
+const backend = backends[0] as (typeof backends)[number]
+const ONE_WAY_MS = 250
+const READS = 40
+
+describe.runIf(redisUrl)('a Redis that answers slowly', () => {
+  let relay: Awaited<ReturnType<typeof delayingRelay>>
+  let server: TestServer
+  const admin = freshAccessToken('admin')
+  let productId: number
+
+  const timedRead = async (path: string) => {
+    const started = performance.now()
+    const response = await fetch(`${server.baseUrl}${path}`)
+    const body = (await response.json()) as any
+    return { ms: performance.now() - started, status: response.status, body, response }
+  }
+  /** The slowest but one of READS reads of a product and of a page of the catalog. */
+  const p99OfReads = async () => {
+    const durations: number[] = []
+    for (let read = 0; read < READS; read++) {
+      const one = await timedRead(`/products/${productId}`)
+      const page = await timedRead('/products?category=slow-redis')
+      expect(one.body.data.name).toBe('Lamp')
+      expect(page.body.data).toHaveLength(1)
+      durations.push(one.ms, page.ms)
+    }
+    return durations.sort((a, b) => a - b)[Math.floor(durations.length * 0.99)] as number
+  }
+  const readiness = async () => (await timedRead('/ready')).body
+
+  beforeAll(async () => {
+    relay = await delayingRelay(redisUrl as string)
+    server = await startServer(backend, {
+      REDIS_URL: relay.url,
+      RATE_LIMIT_MAX: '10000',
+      REDIS_TIMEOUT_MS: '100',
+    })
+    const created = await server.api.post('/products', {
+      json: { name: 'Lamp', price: 9.5, category: 'slow-redis', stock: 1 },
+      token: admin,
+    })
+    productId = created.body.data.id
+  })
+  afterAll(async () => {
+    await server?.close()
+    await relay?.close()
+  })
+
+  it('bounds what it costs a read, says /ready is degraded, and recovers', async () => {
+    await expect.poll(readiness, { timeout: 5000 }).toEqual({ data: { status: 'ok' } })
+    const healthy = await p99OfReads()
+
+    relay.delay(ONE_WAY_MS)
+    // Measured from the first late answer on: the reads that find Redis slow are counted.
+    const slow = await p99OfReads()
+    expect(slow).toBeLessThan(healthy + 300)
+    await expect.poll(readiness, { timeout: 5000 }).toEqual({
+      data: { status: 'degraded', slow: ['redis'] },
+    })
+    // A write and its event: the outbox publishes what the request did not wait for.
+    const started = performance.now()
+    const sent = await graphql(
+      server.baseUrl,
+      'mutation { sendMessage(text: "late", author: "a", chatId: "slow-redis") { id } }',
+    )
+    expect(sent.body.errors).toBeUndefined()
+    expect(performance.now() - started).toBeLessThan(ONE_WAY_MS * 2)
+
+    relay.delay(0)
+    await expect.poll(readiness, { timeout: 5000 }).toEqual({ data: { status: 'ok' } })
+    // The budgets are counted again: the remaining count goes down request by request.
+    const remaining = async () =>
+      Number((await timedRead('/products')).response.headers.get('ratelimit-remaining'))
+    const first = await remaining()
+    expect(await remaining()).toBe(first - 1)
+  })
+})
