@@ -301,10 +301,12 @@ const bytea = customType<{ data: Buffer; driverData: Buffer | Uint8Array }>({
   fromDriver: (value) => (Buffer.isBuffer(value) ? value : Buffer.from(value)),
 })
 
-export const uploadStatuses = pgEnum('upload_status', ['pending', 'complete'])
+export const uploadStatuses = pgEnum('upload_status', ['pending', 'complete', 'deleted'])
 
 // A file is stored in fixed-size chunks, written as it streams in: `pending` until the
-// last one is, when its size and digest are known. Readers see complete uploads only.
+// last one is, when its digest is known. Readers see complete uploads only. `size` is the
+// bytes stored so far, each of them reserved in upload_usage before it was. A deleted
+// upload keeps its row without its chunks, so that its id answers 410, not 404.
 export const uploads = pgTable(
   'uploads',
   {
@@ -315,13 +317,29 @@ export const uploads = pgTable(
     name: text('name').notNull(),
     mediaType: text('media_type').notNull(),
     status: uploadStatuses('status').notNull().default('pending'),
-    size: bigint('size', { mode: 'number' }),
+    size: bigint('size', { mode: 'number' }).notNull().default(0),
     sha256: text('sha256'),
     createdAt: instant('created_at').notNull().defaultNow(),
   },
   (table) => [
     index('uploads_pending_idx').on(table.createdAt).where(sql`${table.status} = 'pending'`),
+    index('uploads_owner_complete_idx')
+      .on(table.ownerId, table.id)
+      .where(sql`${table.status} = 'complete'`),
   ],
+)
+
+// The bytes of each account's uploads, pending ones included: the one row concurrent
+// uploads of an account reserve from, so that the check and the reservation are atomic.
+export const uploadUsage = pgTable(
+  'upload_usage',
+  {
+    userId: integer('user_id')
+      .primaryKey()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    usedBytes: bigint('used_bytes', { mode: 'number' }).notNull().default(0),
+  },
+  (table) => [check('upload_usage_not_negative', sql`${table.usedBytes} >= 0`)],
 )
 
 export const uploadChunks = pgTable(
