@@ -68,6 +68,13 @@ const environmentSchema = {
     EMAIL_RETRY_BASE_MS: { type: 'integer', minimum: 10, maximum: 3_600_000, default: 2000 },
     EMAIL_MAX_ATTEMPTS: { type: 'integer', minimum: 1, maximum: 20, default: 5 },
     UPLOAD_MAX_BYTES: { type: 'integer', minimum: 1, maximum: 1_073_741_824, default: 10_485_760 },
+    // A pebibyte at most: byte counts stay exact integers in JavaScript far above it.
+    UPLOAD_QUOTA_BYTES: {
+      type: 'integer',
+      minimum: 0,
+      maximum: 1_125_899_906_842_624,
+      default: 1_073_741_824,
+    },
   },
 } as const
 
@@ -113,6 +120,7 @@ interface Environment {
   EMAIL_RETRY_BASE_MS: number
   EMAIL_MAX_ATTEMPTS: number
   UPLOAD_MAX_BYTES: number
+  UPLOAD_QUOTA_BYTES: number
 }
 
 export interface Config {
@@ -183,13 +191,15 @@ export interface Config {
    * to v2: with a sunset, v1 answers say both (Deprecation, Sunset and Link headers).
    */
   v1Sunset: { at: Date; migrationUrl: string } | undefined
+  /** The largest file POST /upload stores; a larger one is refused with 413. */
+  uploadMaxBytes: number
+  /** The bytes the files of one user may take in all; admins have no quota. */
+  uploadQuotaBytes: number
   /**
    * Emails go out through SMTP_URL, or to the log without it; the outbox is polled every
    * `pollIntervalMs`, a refused email retried after `retryBaseMs`, doubling, up to
    * `maxAttempts` attempts.
    */
-  /** The largest file POST /upload stores; a larger one is refused with 413. */
-  uploadMaxBytes: number
   emails: {
     smtpUrl: string | undefined
     from: string
@@ -276,6 +286,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       ? { at: sunsetOf(values.V1_SUNSET), migrationUrl: values.V1_MIGRATION_URL }
       : undefined,
     uploadMaxBytes: values.UPLOAD_MAX_BYTES,
+    uploadQuotaBytes: values.UPLOAD_QUOTA_BYTES,
     emails: {
       smtpUrl: values.SMTP_URL,
       from: values.EMAIL_FROM,

@@ -69,6 +69,7 @@ describe('configuration', () => {
       EMAIL_RETRY_BASE_MS: '100',
       EMAIL_MAX_ATTEMPTS: '7',
       UPLOAD_MAX_BYTES: '1048576',
+      UPLOAD_QUOTA_BYTES: '0',
     })
     expect(config).toMatchObject({
       port: 8080,
@@ -97,6 +98,7 @@ describe('configuration', () => {
         migrationUrl: 'https://docs.example.com/moving-to-v2',
       },
       uploadMaxBytes: 1_048_576,
+      uploadQuotaBytes: 0,
       emails: {
         smtpUrl: 'smtps://user:pass@mail.example.com:465',
         from: 'shop@example.com',
@@ -185,6 +187,8 @@ describe('configuration', () => {
     [{ EMAIL_MAX_ATTEMPTS: '21' }, 'EMAIL_MAX_ATTEMPTS'],
     [{ UPLOAD_MAX_BYTES: '0' }, 'UPLOAD_MAX_BYTES'],
     [{ UPLOAD_MAX_BYTES: '1073741825' }, 'UPLOAD_MAX_BYTES'],
+    [{ UPLOAD_QUOTA_BYTES: '-1' }, 'UPLOAD_QUOTA_BYTES'],
+    [{ UPLOAD_QUOTA_BYTES: 'a gibibyte' }, 'UPLOAD_QUOTA_BYTES'],
     [{ V1_SUNSET: '2027-13-01T00:00:00Z' }, 'V1_SUNSET'],
     [{ V1_SUNSET: '2026-01-01T00:00:00Z' }, 'V1_SUNSET'],
     [{ PORT: '70000' }, 'PORT'],
