@@ -393,11 +393,59 @@ export interface paths {
          *     database (so every instance serves it), streamed in as it arrives: the service
          *     never holds the whole file. The answer gives its size and SHA-256. A file over
          *     `UPLOAD_MAX_BYTES` (10 MiB unless configured) answers 413 and nothing is stored;
-         *     a body with no file part, a second file, or any other part answers 400. The
-         *     file's name is kept without its path or control characters, its media type when
-         *     it is a valid one (`application/octet-stream` otherwise). Any signed-in user.
+         *     so does a file that would take the caller's files past their quota,
+         *     `UPLOAD_QUOTA_BYTES` in all (1 GiB unless configured; the message names it).
+         *     The quota counts the bytes of files, those still arriving included, and may be
+         *     filled exactly; concurrent uploads cannot pass it. Admins have no quota. A body
+         *     with no file part, a second file, or any other part answers 400. The file's name
+         *     is kept without its path or control characters, its media type when it is a
+         *     valid one (`application/octet-stream` otherwise). Any signed-in user.
          */
         post: operations["uploadFile"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/uploads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the caller's files
+         * @description The caller's own stored files, newest first, an admin's too; files still
+         *     arriving and deleted ones are not listed. A page past the last one is an empty
+         *     page with correct figures.
+         */
+        get: operations["listUploads"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/uploads/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's storage and quota
+         * @description The bytes the caller's files take, files still arriving included, and the quota
+         *     they may fill (`UPLOAD_QUOTA_BYTES`). An admin has no quota: `quotaBytes` is
+         *     null, and `usedBytes` counts their files all the same.
+         */
+        get: operations["getUploadUsage"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -422,12 +470,18 @@ export interface paths {
          *     (and `If-Range` with a tag that is no longer current, the whole file); several
          *     ranges in one header answer the whole file; a range past the end answers 416
          *     with `Content-Range: bytes *\/<size>`. Its owner's or an admin's; another user's
-         *     answers 403.
+         *     answers 403. A deleted file answers 410, an id never used 404.
          */
         get: operations["downloadFile"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a file
+         * @description Deletes a stored file, by its owner or an admin (another user answers 403): its
+         *     bytes go, and its owner's quota has room for them again at once. The id then
+         *     answers 410 here and on the download, an id never used 404.
+         */
+        delete: operations["deleteUpload"];
         options?: never;
         head?: never;
         patch?: never;
@@ -678,9 +732,30 @@ export interface components {
             size: number;
             /** @description SHA-256 of the bytes, lowercase hex. */
             sha256: string;
+            /** Format: date-time */
+            createdAt: string;
         };
         UploadEnvelope: {
             data: components["schemas"]["Upload"];
+        };
+        UploadListEnvelope: {
+            data: components["schemas"]["Upload"][];
+            pagination: components["schemas"]["PagePagination"];
+        };
+        UploadUsage: {
+            /**
+             * Format: int64
+             * @description Bytes the caller's files take, files still arriving included.
+             */
+            usedBytes: number;
+            /**
+             * Format: int64
+             * @description Bytes the caller's files may take in all (`UPLOAD_QUOTA_BYTES`); null for an admin, who has no quota.
+             */
+            quotaBytes: number | null;
+        };
+        UploadUsageEnvelope: {
+            data: components["schemas"]["UploadUsage"];
         };
         ProductEnvelope: {
             data: components["schemas"]["Product"];
@@ -2188,6 +2263,79 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    listUploads: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1; not together with `cursor` (400). The items before the page are read and skipped, so a deep page is slow where `cursor` is not. */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: {
+                /** @description ETags the client holds; when one is current the answer is 304 with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of files. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UploadListEnvelope"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getUploadUsage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETags the client holds; when one is current the answer is 304 with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's storage. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UploadUsageEnvelope"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     downloadFile: {
         parameters: {
             query?: never;
@@ -2255,6 +2403,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            410: components["responses"]["Gone"];
             /** @description The range starts past the end of the file (`BAD_REQUEST`). */
             416: {
                 headers: {
@@ -2269,6 +2418,39 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Upload id. */
+                id: components["parameters"]["UploadId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            410: components["responses"]["Gone"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
