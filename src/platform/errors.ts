@@ -59,6 +59,7 @@ export const notAcceptable = (message: string) =>
   new AppError('UNSUPPORTED_MEDIA_TYPE', 406, message)
 export const conflict = (message: string) => new AppError('CONFLICT', 409, message)
 export const gone = (message: string) => new AppError('GONE', 410, message)
+export const payloadTooLarge = (message: string) => new AppError('PAYLOAD_TOO_LARGE', 413, message)
 export const unsupportedMediaType = (message: string) =>
   new AppError('UNSUPPORTED_MEDIA_TYPE', 415, message)
 export const unprocessable = (message: string) => new AppError('UNPROCESSABLE', 422, message)

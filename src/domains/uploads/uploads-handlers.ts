@@ -1,8 +1,13 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { components } from '../../../generated/openapi.js'
-import type { ServiceHandlers } from '../../http/operations.js'
+import { defaulted, type ServiceHandlers } from '../../http/operations.js'
 import { principalOf } from '../../http/security.js'
-import { AppError, badRequest, unsupportedMediaType } from '../../platform/errors.js'
+import {
+  AppError,
+  badRequest,
+  payloadTooLarge,
+  unsupportedMediaType,
+} from '../../platform/errors.js'
 import { holdsTag } from '../../platform/plugins/etag.js'
 import { requestedRange } from './byte-ranges.js'
 import type { UploadsService } from './uploads-service.js'
@@ -13,11 +18,11 @@ type Upload = components['schemas']['Upload']
 const MULTIPART_OVERHEAD_BYTES = 64 * 1024
 const ONE_FILE = 'Send exactly one part: the file, named "file"'
 
-const tooLarge = (maxBytes: number) =>
-  new AppError('PAYLOAD_TOO_LARGE', 413, `A file may hold at most ${maxBytes} bytes`)
+const tooLarge = (maxBytes: number) => payloadTooLarge(`A file may hold at most ${maxBytes} bytes`)
 
-/** @fastify/multipart's refusals, in the service's terms. */
+/** @fastify/multipart's refusals, in the service's terms; the service's own pass as they are. */
 function multipartRefusal(error: unknown, maxBytes: number): unknown {
+  if (error instanceof AppError) return error
   switch ((error as { code?: string }).code) {
     case 'FST_REQ_FILE_TOO_LARGE':
       return tooLarge(maxBytes)
@@ -78,6 +83,24 @@ export function createUploadHandlers(uploads: UploadsService, maxBytes: number) 
         .header('content-disposition', attachment(upload.name))
       if (holdsTag(request.headers['if-none-match'], etag)) return reply.code(304).send()
       return sendBytes(request, reply, uploads, { ...upload, etag })
+    },
+
+    async listUploads(request) {
+      const { page, limit } = request.query
+      const result = await uploads.page(principalOf(request), {
+        page: defaulted(page, 'page'),
+        limit: defaulted(limit, 'limit'),
+      })
+      return { data: result.items, pagination: result.pagination }
+    },
+
+    async getUploadUsage(request) {
+      return { data: await uploads.usage(principalOf(request)) }
+    },
+
+    async deleteUpload(request, reply) {
+      await uploads.delete(principalOf(request), request.params.id)
+      return reply.code(204).send()
     },
   } satisfies Partial<ServiceHandlers>
 }

@@ -13,7 +13,11 @@ export function createUploadsModule({
   config,
   log,
 }: Pick<Infrastructure, 'database' | 'config' | 'log'>) {
-  const uploads = createUploadsService(createUploadsRepository(database.db))
+  const uploads = createUploadsService({
+    db: database.db,
+    uploads: createUploadsRepository(database.db),
+    quotaBytes: config.uploadQuotaBytes,
+  })
   const sweeping = periodicTask(
     () =>
       uploads.removeAbandoned(ABANDONED_AFTER_MS).then(
