@@ -1,9 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { count } from 'drizzle-orm'
+import { count, eq, sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { products, uploadChunks, uploads } from '../src/db/schema.js'
 import { requestedRange } from '../src/domains/uploads/byte-ranges.js'
 import { safeName } from '../src/domains/uploads/uploads-handlers.js'
+import { createUploadsRepository } from '../src/domains/uploads/uploads-repository.js'
+import { createUploadsService } from '../src/domains/uploads/uploads-service.js'
 import { backends } from './helpers/backends.js'
 import { assertMatchesSpec } from './helpers/contract.js'
 import { ADMIN, login, newUser, startServer, type TestServer } from './helpers/server.js'
@@ -75,6 +77,28 @@ function streamedUpload(size: number, holdAt = size) {
   return { stream, release, digest: () => hash.digest('hex') }
 }
 
+/** POSTs a body to /upload of a server; the answer is checked against openapi.yaml. */
+async function postTo(
+  server: TestServer,
+  body: RequestInit['body'],
+  { token, headers = {} }: { token: string; headers?: Record<string, string> },
+  signal?: AbortSignal,
+) {
+  const url = `${server.baseUrl}/upload`
+  const response = await fetch(url, {
+    method: 'POST',
+    body,
+    headers: { 'content-type': MULTIPART, authorization: `Bearer ${token}`, ...headers },
+    duplex: 'half',
+    signal,
+  } as RequestInit)
+  const text = await response.text()
+  const contentType = response.headers.get('content-type')
+  const parsed = contentType?.startsWith('application/json') ? JSON.parse(text) : text
+  assertMatchesSpec('POST', url, { status: response.status, contentType, body: parsed, text })
+  return { status: response.status, headers: response.headers, body: parsed }
+}
+
 describe('byte ranges', () => {
   it.each([
     ['bytes=0-0', 10, { start: 0, end: 0 }],
@@ -113,24 +137,10 @@ describe.each(backends)('uploads on $name', (backend) => {
   let stranger: Awaited<ReturnType<typeof newUser>>
   let admin: string
 
-  /** POSTs a body to /upload; the answer is checked against openapi.yaml. */
-  async function post(
+  const post = (
     body: RequestInit['body'],
     { token = owner.accessToken, headers = {} as Record<string, string>, through = server } = {},
-  ) {
-    const url = `${through.baseUrl}/upload`
-    const response = await fetch(url, {
-      method: 'POST',
-      body,
-      headers: { 'content-type': MULTIPART, authorization: `Bearer ${token}`, ...headers },
-      duplex: 'half',
-    } as RequestInit)
-    const text = await response.text()
-    const contentType = response.headers.get('content-type')
-    const parsed = contentType?.startsWith('application/json') ? JSON.parse(text) : text
-    assertMatchesSpec('POST', url, { status: response.status, contentType, body: parsed, text })
-    return { status: response.status, headers: response.headers, body: parsed }
-  }
+  ) => postTo(through, body, { token, headers })
   const stored = async (parts: Part[]) => {
     const response = await post(multipart(parts))
     expect(response.status, JSON.stringify(response.body)).toBe(201)
@@ -187,6 +197,7 @@ describe.each(backends)('uploads on $name', (backend) => {
         mediaType: 'image/jpeg',
         size: data.length,
         sha256: sha256(data),
+        createdAt: expect.any(String),
       })
       expect(response.headers.get('location')).toBe(`/uploads/${upload.id}`)
       for (const through of [server, second]) {
@@ -445,4 +456,264 @@ describe.each(backends)('a 40 MiB upload on $name', (backend) => {
     expect(size).toBe(40 * MiB)
     expect(hash.digest('hex')).toBe(data.sha256)
   }, 120_000)
+})
+
+describe.each(backends)('the storage quota on $name', (backend) => {
+  const QUOTA = MiB
+  let server: TestServer
+  let admin: string
+  beforeAll(async () => {
+    server = await startServer(backend, {
+      UPLOAD_MAX_BYTES: String(4 * MiB),
+      UPLOAD_QUOTA_BYTES: String(QUOTA),
+    })
+    admin = (await login(server.api, ADMIN)).accessToken
+  })
+  afterAll(() => server?.close())
+
+  const db = () => server.testDatabase.database.db
+  const storedFile = async (token: string, data: Buffer | string) => {
+    const response = await postTo(server, multipart(fileOf(data)), { token })
+    expect(response.status, JSON.stringify(response.body)).toBe(201)
+    return response.body.data as { id: number; size: number; createdAt: string }
+  }
+  const usage = async (token: string) => {
+    const response = await server.api.get('/uploads/usage', { token })
+    expect(response.status, response.text).toBe(200)
+    return response.body.data as { usedBytes: number; quotaBytes: number | null }
+  }
+  /** A user's uploads as stored, pending and deleted ones too, and the bytes of their chunks. */
+  async function storedOf(userId: number) {
+    const rows = await db()
+      .select({ id: uploads.id, status: uploads.status, size: uploads.size })
+      .from(uploads)
+      .where(eq(uploads.ownerId, userId))
+      .orderBy(uploads.id)
+    const [chunks] = await db()
+      .select({ bytes: sql<string>`coalesce(sum(octet_length(${uploadChunks.bytes})), 0)` })
+      .from(uploadChunks)
+      .innerJoin(uploads, eq(uploads.id, uploadChunks.uploadId))
+      .where(eq(uploads.ownerId, userId))
+    return { rows, chunkBytes: Number(chunks?.bytes) }
+  }
+  const sizeOf = (rows: { size: number }[]) => rows.reduce((sum, row) => sum + row.size, 0)
+
+  describe('reserving', () => {
+    it('refuses a file that would pass the quota with 413 naming it, keeping nothing of it', async () => {
+      const { user, accessToken } = await newUser(server.api)
+      const kept = await storedFile(accessToken, randomBytes(600 * 1024))
+      const response = await postTo(server, multipart(fileOf(randomBytes(500 * 1024))), {
+        token: accessToken,
+      })
+      expect(response.status).toBe(413)
+      expect(response.body.error.code).toBe('PAYLOAD_TOO_LARGE')
+      expect(response.body.error.message).toContain(String(QUOTA))
+      expect(await usage(accessToken)).toEqual({ usedBytes: 600 * 1024, quotaBytes: QUOTA })
+      expect(await storedOf(user.id)).toEqual({
+        rows: [{ id: kept.id, status: 'complete', size: 600 * 1024 }],
+        chunkBytes: 600 * 1024,
+      })
+    })
+
+    it('lets an account fill its quota exactly, and not one byte past it', async () => {
+      const { user, accessToken } = await newUser(server.api)
+      await storedFile(accessToken, randomBytes(QUOTA - 1000))
+      await storedFile(accessToken, randomBytes(1000))
+      expect(await usage(accessToken)).toEqual({ usedBytes: QUOTA, quotaBytes: QUOTA })
+      const past = await postTo(server, multipart(fileOf('x')), { token: accessToken })
+      expect(past.status).toBe(413)
+      await storedFile(accessToken, '')
+      const { rows, chunkBytes } = await storedOf(user.id)
+      expect([rows.length, sizeOf(rows), chunkBytes]).toEqual([3, QUOTA, QUOTA])
+    })
+
+    it('never lets fifty parallel uploads pass it: exactly as many files as fit are kept', async () => {
+      const { user, accessToken } = await newUser(server.api)
+      const size = 100 * 1024
+      const answers = await Promise.all(
+        Array.from({ length: 50 }, () =>
+          postTo(server, multipart(fileOf(randomBytes(size))), { token: accessToken }),
+        ),
+      )
+      const fit = Math.floor(QUOTA / size)
+      const statuses = answers.map((answer) => answer.status)
+      expect(statuses.filter((status) => status === 201)).toHaveLength(fit)
+      expect(statuses.filter((status) => status === 413)).toHaveLength(50 - fit)
+      expect(await usage(accessToken)).toEqual({ usedBytes: fit * size, quotaBytes: QUOTA })
+      const { rows, chunkBytes } = await storedOf(user.id)
+      expect(rows.every((row) => row.status === 'complete')).toBe(true)
+      expect([rows.length, sizeOf(rows), chunkBytes]).toEqual([fit, fit * size, fit * size])
+    })
+
+    it('never lets parallel files of several chunks pass it, nor keeps what it refused', async () => {
+      const { user, accessToken } = await newUser(server.api)
+      const size = 300 * 1024
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () =>
+          postTo(server, multipart(fileOf(randomBytes(size))), { token: accessToken }),
+        ),
+      )
+      const kept = answers.filter((answer) => answer.status === 201).length
+      expect(answers.every((answer) => [201, 413].includes(answer.status))).toBe(true)
+      const { rows, chunkBytes } = await storedOf(user.id)
+      expect(rows.every((row) => row.status === 'complete')).toBe(true)
+      expect([rows.length, sizeOf(rows), chunkBytes]).toEqual([kept, kept * size, kept * size])
+      expect(kept * size).toBeLessThanOrEqual(QUOTA)
+      expect((await usage(accessToken)).usedBytes).toBe(kept * size)
+    })
+  })
+
+  describe('giving back', () => {
+    it('counts the bytes of a file still arriving, and gives them back when it is cut off', async () => {
+      const { user, accessToken } = await newUser(server.api)
+      const upload = streamedUpload(600 * 1024, 300 * 1024)
+      const sending = new AbortController()
+      const answer = postTo(
+        server,
+        upload.stream as unknown as RequestInit['body'],
+        {
+          token: accessToken,
+        },
+        sending.signal,
+      ).catch(() => 'cut off')
+      // Its first chunk is stored, and reserved.
+      await vi.waitFor(async () => expect((await usage(accessToken)).usedBytes).toBe(256 * 1024))
+      const meanwhile = randomBytes(QUOTA - 256 * 1024 + 1)
+      const refused = await postTo(server, multipart(fileOf(meanwhile)), { token: accessToken })
+      expect(refused.status).toBe(413)
+      sending.abort()
+      expect(await answer).toBe('cut off')
+      await vi.waitFor(async () => expect((await usage(accessToken)).usedBytes).toBe(0))
+      expect(await storedOf(user.id)).toEqual({ rows: [], chunkBytes: 0 })
+    })
+
+    it('gives back what a body cut short had reserved', async () => {
+      const { user, accessToken } = await newUser(server.api)
+      const whole = multipart(fileOf(randomBytes(600 * 1024)))
+      const response = await postTo(server, whole.subarray(0, whole.length - 20), {
+        token: accessToken,
+      })
+      expect(response.status).toBe(400)
+      expect(await usage(accessToken)).toEqual({ usedBytes: 0, quotaBytes: QUOTA })
+      expect(await storedOf(user.id)).toEqual({ rows: [], chunkBytes: 0 })
+    })
+
+    it('gives back what an abandoned upload reserved when the sweep removes it', async () => {
+      const { user, accessToken } = await newUser(server.api)
+      const repository = createUploadsRepository(db())
+      const service = createUploadsService({ db: db(), uploads: repository, quotaBytes: QUOTA })
+      // What a writer that died left: a pending upload, one chunk stored and reserved.
+      const pending = await repository.createPending({
+        ownerId: user.id,
+        name: 'lost.bin',
+        mediaType: 'application/octet-stream',
+      })
+      await db().transaction(async (tx) => {
+        await repository.grow(tx, pending.id, 1000)
+        await repository.reserve(tx, user.id, 1000, QUOTA)
+        await repository.addChunk(tx, pending.id, 0, randomBytes(1000))
+      })
+      await db()
+        .update(uploads)
+        .set({ createdAt: sql`now() - interval '2 hours'` })
+        .where(eq(uploads.id, pending.id))
+      expect((await usage(accessToken)).usedBytes).toBe(1000)
+      expect(await service.removeAbandoned(60 * 60 * 1000)).toBe(1)
+      expect((await usage(accessToken)).usedBytes).toBe(0)
+      expect(await storedOf(user.id)).toEqual({ rows: [], chunkBytes: 0 })
+    })
+  })
+
+  describe('listing, usage and deleting', () => {
+    it("lists the caller's files alone, newest first, in the list envelope", async () => {
+      const owner = await newUser(server.api)
+      const other = await newUser(server.api)
+      const first = await storedFile(owner.accessToken, 'first')
+      const second = await storedFile(owner.accessToken, 'second')
+      const theirs = await storedFile(other.accessToken, 'theirs')
+      const listed = await server.api.get('/uploads', { token: owner.accessToken })
+      expect(listed.status).toBe(200)
+      expect(listed.body).toEqual({
+        data: [second, first],
+        pagination: { page: 1, limit: 10, total: 2, pages: 1, hasNext: false, hasPrev: false },
+      })
+      const paged = await server.api.get('/uploads?page=2&limit=1', { token: owner.accessToken })
+      expect(paged.body).toEqual({
+        data: [first],
+        pagination: { page: 2, limit: 1, total: 2, pages: 2, hasNext: false, hasPrev: true },
+      })
+      const theirList = await server.api.get('/uploads', { token: other.accessToken })
+      expect(theirList.body.data).toEqual([theirs])
+    })
+
+    it('deletes a file for its owner: 410 afterwards, and its bytes free again', async () => {
+      const { user, accessToken } = await newUser(server.api)
+      const file = await storedFile(accessToken, randomBytes(QUOTA))
+      expect((await usage(accessToken)).usedBytes).toBe(QUOTA)
+      const deleted = await server.api.delete(`/uploads/${file.id}`, { token: accessToken })
+      expect(deleted.status).toBe(204)
+      const read = await server.api.get(`/uploads/${file.id}`, { token: accessToken })
+      expect([read.status, read.body.error.code]).toEqual([410, 'GONE'])
+      const again = await server.api.delete(`/uploads/${file.id}`, { token: accessToken })
+      expect(again.status).toBe(410)
+      expect(await usage(accessToken)).toEqual({ usedBytes: 0, quotaBytes: QUOTA })
+      expect((await server.api.get('/uploads', { token: accessToken })).body.data).toEqual([])
+      expect(await storedOf(user.id)).toEqual({
+        rows: [{ id: file.id, status: 'deleted', size: QUOTA }],
+        chunkBytes: 0,
+      })
+      await storedFile(accessToken, randomBytes(QUOTA))
+    })
+
+    it("refuses another user's delete with 403 and an unknown id with 404, changing nothing", async () => {
+      const owner = await newUser(server.api)
+      const stranger = await newUser(server.api)
+      const file = await storedFile(owner.accessToken, 'mine')
+      const before = await storedOf(owner.user.id)
+      const refused = await server.api.delete(`/uploads/${file.id}`, {
+        token: stranger.accessToken,
+      })
+      expect([refused.status, refused.body.error.code]).toEqual([403, 'FORBIDDEN'])
+      const unknown = await server.api.delete('/uploads/2147483647', { token: owner.accessToken })
+      expect([unknown.status, unknown.body.error.code]).toEqual([404, 'NOT_FOUND'])
+      expect(await storedOf(owner.user.id)).toEqual(before)
+      expect((await usage(owner.accessToken)).usedBytes).toBe(4)
+      expect((await server.api.get(`/uploads/${file.id}`, { token: owner.accessToken })).text).toBe(
+        'mine',
+      )
+    })
+
+    it('exempts admins from the quota, counts their bytes, and lets them delete any file', async () => {
+      const before = await usage(admin)
+      expect(before.quotaBytes).toBeNull()
+      await storedFile(admin, randomBytes(QUOTA + 1))
+      expect((await usage(admin)).usedBytes).toBe(before.usedBytes + QUOTA + 1)
+      const { accessToken } = await newUser(server.api)
+      const file = await storedFile(accessToken, 'theirs')
+      expect((await server.api.delete(`/uploads/${file.id}`, { token: admin })).status).toBe(204)
+      expect((await usage(accessToken)).usedBytes).toBe(0)
+      expect((await usage(admin)).usedBytes).toBe(before.usedBytes + QUOTA + 1)
+    })
+
+    it.each([
+      ['DELETE', '/uploads/abc'],
+      ['DELETE', '/uploads/0'],
+      ['DELETE', '/uploads/1.5'],
+      ['GET', '/uploads?page=0'],
+      ['GET', '/uploads?limit=101'],
+      ['GET', '/uploads?page=first'],
+    ])('refuses %s %s with 400 in the envelope, changing nothing', async (method, path) => {
+      const { user, accessToken } = await newUser(server.api)
+      await storedFile(accessToken, 'kept')
+      const before = await storedOf(user.id)
+      const response = await server.api.request(method, path, { token: accessToken })
+      expect(response.status).toBe(400)
+      expect(response.body.error).toMatchObject({
+        code: expect.any(String),
+        message: expect.any(String),
+      })
+      expect(await storedOf(user.id)).toEqual(before)
+      expect((await usage(accessToken)).usedBytes).toBe(4)
+    })
+  })
 })
