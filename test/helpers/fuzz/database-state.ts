@@ -11,7 +11,9 @@ import {
   type ProductRow,
   posts,
   products,
+  type UploadRow,
   type UserRow,
+  uploads,
   users,
 } from '../../../src/db/schema.js'
 import { rowsOf } from '../../../src/db/statement-rows.js'
@@ -23,8 +25,8 @@ export async function rowsOfStatement<Row>(db: Database, statement: SQL): Promis
 
 /**
  * One digest of everything a request may store: products, users and their posts,
- * messages, orders and their items, notifications, Idempotency-Keys, webhook deliveries and the refresh tokens
- * issued. A refused request must leave it as it was. A token's revocation is left out:
+ * messages, orders and their items, notifications, Idempotency-Keys, webhook deliveries,
+ * uploads with their chunks and each account's usage, and the refresh tokens issued. A refused request must leave it as it was. A token's revocation is left out:
  * presenting a retired token is refused and, as documented, revokes its session.
  */
 export async function storedState(db: Database): Promise<string> {
@@ -43,6 +45,9 @@ export async function storedState(db: Database): Promise<string> {
         from idempotency_keys k),
       (select md5(coalesce(string_agg(w::text, ',' order by w.source, w.delivery_id), ''))
         from webhook_deliveries w),
+      (select md5(coalesce(string_agg(f::text, ',' order by f.id), '')) from uploads f),
+      (select count(*) from upload_chunks),
+      (select md5(coalesce(string_agg(s::text, ',' order by s.user_id), '')) from upload_usage s),
       (select count(*) from refresh_tokens)
     ) as digest`,
   )
@@ -51,13 +56,14 @@ export async function storedState(db: Database): Promise<string> {
 
 export type StoredOrder = OrderRow & { items: OrderItemRow[] }
 
-/** The rows the rules of orders, notifications, users and posts are judged against, by id. */
+/** The rows the rules of orders, notifications, users, posts and uploads are judged against, by id. */
 export interface StoredRows {
   products: Map<number, ProductRow>
   orders: Map<number, StoredOrder>
   notifications: Map<number, NotificationRow>
   users: Map<number, UserRow>
   posts: Map<number, PostRow>
+  uploads: Map<number, UploadRow>
 }
 
 const byId = <Row extends { id: number }>(rows: Row[]) => new Map(rows.map((row) => [row.id, row]))
@@ -70,6 +76,7 @@ export async function storedRows(db: Database): Promise<StoredRows> {
   const notificationRows = await db.select().from(notifications)
   const userRows = await db.select().from(users)
   const postRows = await db.select().from(posts)
+  const uploadRows = await db.select().from(uploads)
   const itemsOf = (orderId: number) => itemRows.filter((item) => item.orderId === orderId)
   return {
     products: byId(productRows),
@@ -77,5 +84,6 @@ export async function storedRows(db: Database): Promise<StoredRows> {
     notifications: byId(notificationRows),
     users: byId(userRows),
     posts: byId(postRows),
+    uploads: byId(uploadRows),
   }
 }

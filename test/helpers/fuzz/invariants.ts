@@ -1,11 +1,20 @@
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import addFormats from 'ajv-formats'
-import { isNull } from 'drizzle-orm'
+import { isNull, sql } from 'drizzle-orm'
 import type { Database } from '../../../src/db/database.js'
-import { messages, posts, productCounts, products, users } from '../../../src/db/schema.js'
+import {
+  messages,
+  posts,
+  productCounts,
+  products,
+  uploadChunks,
+  uploads,
+  uploadUsage,
+  users,
+} from '../../../src/db/schema.js'
 import { specification } from '../contract.js'
 import type { JsonSchema } from '../schema-arbitrary.js'
-import { storedRows } from './database-state.js'
+import { rowsOfStatement, storedRows } from './database-state.js'
 import { brokenRules, documentedRange } from './documented-rules.js'
 import { argumentOf } from './graphql-schema.js'
 import { orderOf, totalCents } from './orders-model.js'
@@ -132,9 +141,39 @@ async function orderProblems(db: Database): Promise<string[]> {
 }
 
 /**
+ * Each upload's chunks hold its size (none once deleted), and each account's usage is
+ * what its uploads hold, deleted ones aside: a reservation neither leaked nor lost.
+ */
+async function uploadProblems(db: Database): Promise<string[]> {
+  const stored = await rowsOfStatement<{ id: number; status: string; size: string; bytes: string }>(
+    db,
+    sql`select u.id, u.status, u.size, coalesce(sum(octet_length(c.bytes)), 0) as bytes
+      from ${uploads} u left join ${uploadChunks} c on c.upload_id = u.id group by u.id`,
+  )
+  const problems = stored.flatMap(({ id, status, size, bytes }) => {
+    const expected = status === 'deleted' ? 0 : Number(size)
+    return Number(bytes) === expected
+      ? []
+      : [`upload ${id} (${status}): ${bytes} bytes stored, not ${expected}`]
+  })
+  const held = await rowsOfStatement<{ user_id: number; held: string; used: string | null }>(
+    db,
+    sql`select u.owner_id as user_id, sum(u.size) as held, s.used_bytes as used
+      from ${uploads} u left join ${uploadUsage} s on s.user_id = u.owner_id
+      where u.status <> 'deleted' group by u.owner_id, s.used_bytes`,
+  )
+  for (const { user_id, held: bytes, used } of held) {
+    if (Number(bytes) !== Number(used ?? 0)) {
+      problems.push(`user ${user_id}: uploads hold ${bytes} bytes, usage counts ${used}`)
+    }
+  }
+  return problems
+}
+
+/**
  * Everything stored obeys the specs' rules, whatever the fuzz run sent: products,
- * users, posts, messages and orders hold valid values, the live counts match the rows. Empty
- * when so.
+ * users, posts, messages and orders hold valid values, the live counts match the rows,
+ * and each account's upload usage matches its files. Empty when so.
  */
 export async function storedDataProblems(db: Database): Promise<string[]> {
   return [
@@ -143,5 +182,6 @@ export async function storedDataProblems(db: Database): Promise<string[]> {
     ...(await postProblems(db)),
     ...(await messageProblems(db)),
     ...(await orderProblems(db)),
+    ...(await uploadProblems(db)),
   ]
 }

@@ -1,14 +1,15 @@
 import { eq, sql } from 'drizzle-orm'
 import { expect } from 'vitest'
-import { emails, orders, products, uploads, users } from '../../../src/db/schema.js'
+import { emails, orders, products, users } from '../../../src/db/schema.js'
 import type { OperationId } from '../../../src/http/operations.js'
 import type { ApiResponse } from '../api.js'
 import type { Caller } from './callers.js'
 import type { StoredRows } from './database-state.js'
 import { notificationExpectations, orderExpectations } from './rest-order-expectations.js'
 import type { FuzzRequest, Inputs, Placeholder } from './rest-requests.js'
+import { uploadExpectations } from './rest-upload-expectations.js'
 import { expectMetrics, userExpectations } from './rest-user-expectations.js'
-import { accountOf, type World } from './world.js'
+import type { World } from './world.js'
 
 /** A request whose every value fits openapi.yaml, from a caller the operation serves. */
 export interface ValidExchange {
@@ -187,22 +188,6 @@ export const validExpectations = {
     expect(row).toMatchObject({ recipient: body.to, subject: body.subject, text: body.text })
   },
 
-  uploadFile({ response }) {
-    // The harness writes JSON bodies only; multipart uploads are driven in uploads.test.ts.
-    expect(response.status, response.text).toBe(415)
-  },
-
-  async downloadFile({ response, inputs, world, caller }) {
-    const [row] = await world.db
-      .select()
-      .from(uploads)
-      .where(eq(uploads.id, Number(inputs.path.id)))
-    if (row?.status !== 'complete') return expect(response.status).toBe(404)
-    const own = caller === 'admin' || accountOf(world, caller).id === row.ownerId
-    if (!own) return expect(response.status).toBe(403)
-    expect([200, 206, 304, 416]).toContain(response.status)
-  },
-
   async getEmail({ response, inputs, world }) {
     const [row] = await world.db
       .select()
@@ -222,6 +207,7 @@ export const validExpectations = {
   ...userExpectations,
   ...orderExpectations,
   ...notificationExpectations,
+  ...uploadExpectations,
 
   receivePaymentWebhook() {
     throw new Error('without WEBHOOK_SECRET a webhook is refused before its answer is judged')

@@ -37,3 +37,24 @@ export async function writePosts(api: Api, userId: number, token: string, count:
   }
   return written
 }
+
+const BOUNDARY = 'fuzz-fixture-boundary'
+
+/** Files to list, read and delete: the harness sends JSON only, so they are stored here. */
+export async function storeFiles(baseUrl: string, token: string, count: number) {
+  const stored: number[] = []
+  for (let made = 0; made < count; made += 1) {
+    const response = await fetch(`${baseUrl}/upload`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': `multipart/form-data; boundary=${BOUNDARY}`,
+      },
+      body: `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="fixture-${made}.txt"\r\nContent-Type: text/plain\r\n\r\nA fixture.\r\n--${BOUNDARY}--\r\n`,
+    })
+    const text = await response.text()
+    if (response.status !== 201) throw new Error(`an upload fixture failed: ${text}`)
+    stored.push((JSON.parse(text) as { data: { id: number } }).data.id)
+  }
+  return stored
+}

@@ -6,7 +6,7 @@ import type { Backend } from '../backends.js'
 import { ADMIN, login, newUser, startServer, type TestServer } from '../server.js'
 import type { Caller, Tokens } from './callers.js'
 import { type Generation, isPlaceholder, type Placeholder } from './rest-requests.js'
-import { placeOrders, writePosts } from './world-fixtures.js'
+import { placeOrders, storeFiles, writePosts } from './world-fixtures.js'
 
 export interface Account {
   id: number
@@ -24,8 +24,9 @@ export interface KeyedOrder {
 
 /**
  * A server with a known cast: an admin, a user, products live and deleted, orders in
- * several statuses, and posts of both accounts. The server has no WEBHOOK_SECRET, so it
- * accepts no webhook, and no METRICS_TOKEN, so only an admin reads its metrics.
+ * several statuses, and posts and files of both accounts. The server has no
+ * WEBHOOK_SECRET, so it accepts no webhook, and no METRICS_TOKEN, so only an admin reads
+ * its metrics.
  */
 export interface World {
   server: TestServer
@@ -43,6 +44,8 @@ export interface World {
   orderIds: number[]
   /** Posts written before the run, `[userId, postId]`: three of the user's, two of the admin's. */
   posts: [number, number][]
+  /** Files stored before the run: two of the user's, one of the admin's. */
+  uploadIds: number[]
   /** Orders the run placed with an Idempotency-Key, by `keyedOrderName`. */
   keyedOrders: Map<string, KeyedOrder>
 }
@@ -82,6 +85,10 @@ export async function createWorld(backend: Backend): Promise<World> {
     ...(await writePosts(server.api, user.user.id, tokens.user, 3)),
     ...(await writePosts(server.api, adminRow.id, tokens.admin, 2)),
   ]
+  const uploadIds = [
+    ...(await storeFiles(server.baseUrl, tokens.user, 2)),
+    ...(await storeFiles(server.baseUrl, tokens.admin, 1)),
+  ]
   return {
     server,
     db: server.testDatabase.database.db,
@@ -94,6 +101,7 @@ export async function createWorld(backend: Backend): Promise<World> {
     stockedProductId,
     orderIds,
     posts,
+    uploadIds,
     keyedOrders: new Map(),
   }
 }
@@ -123,7 +131,13 @@ export function generationOf(world: World): Generation {
       // The fixtures, and ids the run's own creations take.
       parameters: {
         id: fc.oneof(
-          fc.constantFrom(...world.productIds, ...world.orderIds, user.id, admin.id),
+          fc.constantFrom(
+            ...world.productIds,
+            ...world.orderIds,
+            ...world.uploadIds,
+            user.id,
+            admin.id,
+          ),
           fc.integer({ min: 1, max: 60 }),
         ),
         postId: fc.oneof(
