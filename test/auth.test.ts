@@ -24,13 +24,15 @@ const uniqueEmail = () => {
 }
 
 const adminClaims = { sub: '1', role: 'admin' }
-const signedWith = (key: string, options: { clockTimestamp?: number } = {}) =>
+const signedWith = (key: string, options: { clockTimestamp?: number; expiresIn?: number } = {}) =>
   createSigner({ key, algorithm: 'HS256', expiresIn: 60_000, ...options })(adminClaims)
 
 /** Signed with the service's own secret, with exactly these claims (no expiry added). */
 const signedWithoutDefaults = (claims: object) =>
   createSigner({ key: testEnvironment.JWT_SECRET, algorithm: 'HS256', noTimestamp: true })(claims)
 const inAMinute = () => Math.floor(Date.now() / 1000) + 60
+const inAnHour = () => Math.floor(Date.now() / 1000) + 3600
+const A_CENTURY_MS = 100 * 365 * 24 * 3_600_000
 
 /** Bearer tokens that must never pass, each for one reason. */
 const badTokens: [string, Record<string, string>][] = [
@@ -47,6 +49,12 @@ const badTokens: [string, Record<string, string>][] = [
     },
   ],
   [
+    'a token signed with the secret that lives a century, past ACCESS_TOKEN_TTL',
+    {
+      authorization: `Bearer ${signedWith(testEnvironment.JWT_SECRET, { expiresIn: A_CENTURY_MS })}`,
+    },
+  ],
+  [
     'an unsigned token (alg none)',
     { authorization: `Bearer ${createSigner({ algorithm: 'none' })(adminClaims)}` },
   ],
@@ -59,6 +67,11 @@ const badTokens: [string, Record<string, string>][] = [
   ...(
     [
       ['without an expiry', { sub: '1', role: 'admin' }],
+      ['without an issue time', { sub: '1', role: 'admin', exp: inAMinute() }],
+      [
+        'issued an hour from now',
+        { sub: '1', role: 'admin', iat: inAnHour(), exp: inAnHour() + 60 },
+      ],
       ['whose subject is hex', { sub: '0x1', role: 'admin', exp: inAMinute() }],
       ['whose subject has a fraction', { sub: '1.0', role: 'admin', exp: inAMinute() }],
       ['whose subject is padded', { sub: ' 1', role: 'admin', exp: inAMinute() }],

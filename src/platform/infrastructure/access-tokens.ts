@@ -32,11 +32,12 @@ export function bearerTokenOf(header: string | undefined): string | undefined {
 
 export function createAccessTokens({ secret, ttlSeconds }: AccessTokenSettings) {
   const signer = createSigner({ key: secret, algorithm: 'HS256', expiresIn: ttlSeconds * 1000 })
-  // A token without an expiry would never end; one without a subject names no one.
+  // A token without an expiry would never end; one without a subject names no one; one
+  // without its issue time cannot show it lives no longer than ttlSeconds.
   const verifier = createVerifier({
     key: secret,
     algorithms: ['HS256'],
-    requiredClaims: ['exp', 'sub', 'role'],
+    requiredClaims: ['exp', 'iat', 'sub', 'role'],
   })
   const verified = createVerifiedTokens(VERIFIED_TOKENS_KEPT)
 
@@ -49,14 +50,14 @@ export function createAccessTokens({ secret, ttlSeconds }: AccessTokenSettings) 
     verify(token: string): Principal {
       const known = verified.get(token)
       if (known) return known
-      let claims: { sub?: unknown; role?: unknown; exp: number }
+      let claims: Claims
       try {
         claims = withoutStacks(() => verifier(token))
       } catch {
         throw unauthenticated('The access token is invalid or expired')
       }
       const userId = userIdOf(claims.sub)
-      if (userId === undefined || (claims.role !== 'user' && claims.role !== 'admin')) {
+      if (userId === undefined || !isRole(claims.role) || !livesWithin(claims, ttlSeconds)) {
         throw unauthenticated('The access token is invalid or expired')
       }
       const principal: Principal = { userId, role: claims.role }
@@ -67,6 +68,28 @@ export function createAccessTokens({ secret, ttlSeconds }: AccessTokenSettings) 
 }
 
 export type AccessTokens = ReturnType<typeof createAccessTokens>
+
+interface Claims {
+  sub?: unknown
+  role?: unknown
+  exp: number
+  iat: number
+}
+
+/** How far another instance's clock may run ahead of this one's. */
+const CLOCK_SKEW_SECONDS = 60
+
+/**
+ * Whether the token lives no longer than the service issues them for, whoever signed
+ * it: a key that leaked, or a signer misconfigured once, must not mint a token that
+ * outlives every rotation. Issued in the future, it would live past `exp − iat` from now.
+ */
+function livesWithin({ exp, iat }: Claims, ttlSeconds: number): boolean {
+  if (typeof iat !== 'number' || typeof exp !== 'number') return false
+  return exp - iat <= ttlSeconds && iat <= Date.now() / 1000 + CLOCK_SKEW_SECONDS
+}
+
+const isRole = (role: unknown): role is Role => role === 'user' || role === 'admin'
 
 /** As many as fast-jwt's own cache keeps: a few hundred kilobytes at most. */
 const VERIFIED_TOKENS_KEPT = 1000
