@@ -4,6 +4,7 @@ import type { Config } from './config.js'
 import type { DatabaseHandle } from './db/database.js'
 import { assembleModules, type DomainModule, type Infrastructure } from './domains/domain-module.js'
 import { createDomainModules } from './domains/module-list.js'
+import { createUsersRepository } from './domains/users/users-repository.js'
 import { graphqlPlugin } from './graphql/plugin.js'
 import { apiDocs } from './http/api-docs.js'
 import { openapiRoutesPlugin } from './http/openapi-routes.js'
@@ -11,6 +12,7 @@ import { createSecurityHandlers } from './http/security.js'
 import { createVersionRouting, versioning } from './http/version-routing.js'
 import { createAccessTokens } from './platform/infrastructure/access-tokens.js'
 import type { EventBus } from './platform/infrastructure/events.js'
+import { createLiveAccounts } from './platform/infrastructure/live-accounts.js'
 import { createServiceMetrics, requestMetrics } from './platform/infrastructure/metrics.js'
 import { createOutbox } from './platform/infrastructure/outbox.js'
 import { createReadCache } from './platform/infrastructure/read-cache.js'
@@ -78,6 +80,7 @@ export async function buildApp(deps: AppDependencies, config: Config) {
     secret: config.auth.jwtSecret,
     ttlSeconds: config.auth.accessTokenTtlSeconds,
   })
+  const liveAccounts = createLiveAccounts(createUsersRepository(deps.database.db).exists)
   const outbox = createOutbox({
     db: deps.database.db,
     publishWaitMs: config.redisTimeoutMs,
@@ -125,6 +128,7 @@ export async function buildApp(deps: AppDependencies, config: Config) {
     resolvers,
     loaders,
     accessTokens,
+    liveAccounts,
     graphiql: config.development,
     introspection: config.graphqlIntrospection,
     operationBudget: app.operationBudget,
@@ -134,7 +138,7 @@ export async function buildApp(deps: AppDependencies, config: Config) {
   })
   await app.register(openapiRoutesPlugin, {
     handlers,
-    securityHandlers: createSecurityHandlers(accessTokens, {
+    securityHandlers: createSecurityHandlers(accessTokens, liveAccounts, {
       webhookSecret: config.webhookSecret,
       metricsToken: config.metricsToken,
     }),

@@ -10,7 +10,7 @@ import {
   type RawSocket,
   TRANSPORT_WS,
 } from './helpers/raw-socket.js'
-import { freshAccessToken, freshAccount, startServer, type TestServer } from './helpers/server.js'
+import { freshAccount, startServer, type TestServer } from './helpers/server.js'
 
 /**
  * GraphQL draws on the rate-limit budget of REST, whatever carries it: every HTTP request
@@ -116,7 +116,9 @@ describe.each(backends)('rate limits on GraphQL on $name', (backend) => {
   })
 
   it('over legacy graphql-ws: 5 of 10 subscriptions start, the others are RATE_LIMITED', async () => {
-    const socket = await acknowledged(LEGACY_WS, { authToken: freshAccessToken() })
+    const socket = await acknowledged(LEGACY_WS, {
+      authToken: (await freshAccount(server)).accessToken,
+    })
     const ids = Array.from({ length: 10 }, (_, index) => `s${index}`)
     for (const id of ids) {
       socket.send({
@@ -134,7 +136,7 @@ describe.each(backends)('rate limits on GraphQL on $name', (backend) => {
   })
 
   it('one budget per user for HTTP and WebSocket operations', async () => {
-    const token = freshAccessToken()
+    const { accessToken: token } = await freshAccount(server)
     for (let request = 0; request < 3; request += 1) {
       const response = await graphql(server.baseUrl, '{ messages(limit: 1) { id } }', {}, token)
       expect(response.status).toBe(200)

@@ -10,7 +10,7 @@ import {
   type RawSocket,
   TRANSPORT_WS,
 } from './helpers/raw-socket.js'
-import { freshAccessToken, startServer, type TestServer } from './helpers/server.js'
+import { freshAccount, startServer, type TestServer } from './helpers/server.js'
 
 /**
  * What one WebSocket, and one caller's WebSockets, may hold: a connection_init in time,
@@ -132,7 +132,7 @@ describe.each(backends)('WebSocket budgets on $name', (backend) => {
   it.each(PROTOCOLS)(
     '$protocol: counts a socket by its user once connection_init proves one',
     async ({ protocol }) => {
-      const token = freshAccessToken()
+      const { accessToken: token } = await freshAccount(server)
       // Each leaves the address's share for the user's once acknowledged.
       for (let index = 0; index < SOCKETS_PER_CALLER; index += 1) {
         await acknowledged(protocol, { authToken: token })

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { backends } from './helpers/backends.js'
 import { collect, subscriptionsActive, wsClient } from './helpers/graphql.js'
 import { redisUrl } from './helpers/redis.js'
-import { ADMIN, freshAccessToken, login, startServer, type TestServer } from './helpers/server.js'
+import { ADMIN, freshAccount, login, startServer, type TestServer } from './helpers/server.js'
 
 /**
  * Live figures: GET /metrics in the Prometheus text format (an admin or METRICS_TOKEN,
@@ -45,7 +45,7 @@ describe.each(backends)('metrics on $name', (backend) => {
   beforeAll(async () => {
     server = await startServer(backend, { METRICS_TOKEN, METRICS_INTERVAL_MS: '200' })
     admin = (await login(server.api, ADMIN)).accessToken
-    user = freshAccessToken('user')
+    user = (await freshAccount(server)).accessToken
   })
   afterEach(async () => {
     await Promise.all(clients.splice(0).map((client) => client.dispose()))

@@ -4,7 +4,7 @@ import { backends } from './helpers/backends.js'
 import { graphql, wsUrl } from './helpers/graphql.js'
 import { openRawSocket, TRANSPORT_WS } from './helpers/raw-socket.js'
 import { redisRelay, redisUrl } from './helpers/redis.js'
-import { freshAccessToken, startServer, type TestServer } from './helpers/server.js'
+import { freshAccount, startServer, type TestServer } from './helpers/server.js'
 
 /**
  * With REDIS_URL the rate-limit budgets live in Redis: instances behind one balancer
@@ -47,7 +47,7 @@ describe.runIf(redisUrl).each(backends)('rate limits shared through Redis on $na
   })
 
   it('counts a user’s GraphQL operations over a WebSocket with their requests to the other instance', async () => {
-    const token = freshAccessToken()
+    const { accessToken: token } = await freshAccount(first)
     // The upgrade request carries the token: it is the first of the user's 5, on `first`.
     const socket = await openRawSocket(wsUrl(first.baseUrl), TRANSPORT_WS, {
       headers: { authorization: `Bearer ${token}` },

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { backends } from './helpers/backends.js'
 import { graphql } from './helpers/graphql.js'
 import { redisRelay, redisUrl } from './helpers/redis.js'
-import { freshAccessToken, startServer, type TestServer } from './helpers/server.js'
+import { freshAccount, startServer, type TestServer } from './helpers/server.js'
 
 /**
  * Redis gone silent (a stopped process, a host that drops packets): it answers nothing
@@ -18,7 +18,7 @@ const HANG_MS = 10_000
 describe.runIf(redisUrl)('a Redis that goes silent', () => {
   let relay: Awaited<ReturnType<typeof redisRelay>>
   let server: TestServer
-  const admin = freshAccessToken('admin')
+  let admin: string
   const product = (name: string) => ({ name, price: 9.5, category: 'stall', stock: 1 })
   const answered = async (path: string, init: RequestInit = {}) => {
     const response = await fetch(`${server.baseUrl}${path}`, {
@@ -36,6 +36,7 @@ describe.runIf(redisUrl)('a Redis that goes silent', () => {
       RATE_LIMIT_MAX: '10000',
       CACHE_TTL_SECONDS: '2',
     })
+    admin = (await freshAccount(server, 'admin')).accessToken
   })
   afterAll(async () => {
     await relay?.restore()

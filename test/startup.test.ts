@@ -5,11 +5,13 @@ import type { ServiceHandlers } from '../src/http/operations.js'
 import { createSecurityHandlers } from '../src/http/security.js'
 import { createVersionRouting } from '../src/http/version-routing.js'
 import { createAccessTokens } from '../src/platform/infrastructure/access-tokens.js'
+import { createLiveAccounts } from '../src/platform/infrastructure/live-accounts.js'
 import { backends } from './helpers/backends.js'
 import { specification } from './helpers/contract.js'
 import { startServer } from './helpers/server.js'
 
 const accessTokens = createAccessTokens({ secret: 's'.repeat(32), ttlSeconds: 60 })
+const liveAccounts = createLiveAccounts(async () => true)
 const operationIds = Object.values(specification.paths).flatMap((path) =>
   Object.values(path).map((operation) => operation.operationId),
 )
@@ -31,15 +33,15 @@ async function start(handlers: Partial<ServiceHandlers>, securityHandlers: objec
 
 describe('start-up', () => {
   it('starts when every operation and security scheme has a handler', async () => {
-    const app = await start(everyHandler, createSecurityHandlers(accessTokens))
+    const app = await start(everyHandler, createSecurityHandlers(accessTokens, liveAccounts))
     await app.close()
   })
 
   it('refuses to start when an operation has no handler', async () => {
     const { createProduct, ...incomplete } = everyHandler
-    await expect(start(incomplete, createSecurityHandlers(accessTokens))).rejects.toThrow(
-      'openapi.yaml operation "createProduct" has no handler',
-    )
+    await expect(
+      start(incomplete, createSecurityHandlers(accessTokens, liveAccounts)),
+    ).rejects.toThrow('openapi.yaml operation "createProduct" has no handler')
   })
 
   it('refuses to start when a security scheme has no handler', async () => {

@@ -5,6 +5,7 @@ import {
   bearerTokenOf,
   type Principal,
 } from '../platform/infrastructure/access-tokens.js'
+import type { LiveAccounts } from '../platform/infrastructure/live-accounts.js'
 import { createLoaderSet, type GraphQLLoaders, type LoaderSet } from './loaders.js'
 import type { LiveSubscriptions } from './websocket/live-subscriptions.js'
 
@@ -39,8 +40,15 @@ export interface Credentials {
 
 export type ContextFields = Omit<GraphQLContext, 'loaders' | 'principal' | 'tokenError'>
 
-export function createContextFactory(accessTokens: AccessTokens, loaders: GraphQLLoaders) {
-  /** The principal the credentials prove (authToken first): none is anonymous, a bad one throws. */
+export function createContextFactory(
+  accessTokens: AccessTokens,
+  liveAccounts: LiveAccounts,
+  loaders: GraphQLLoaders,
+) {
+  /**
+   * The principal the credentials' token proves (authToken first): none is anonymous, a
+   * bad one throws. Whether its account still exists is confirmedPrincipalOf's question.
+   */
   function principalOf({ authToken, authorization }: Credentials): Principal | null {
     const token = authToken ?? authorization
     if (token === undefined || token === null || token === '') return null
@@ -49,26 +57,49 @@ export function createContextFactory(accessTokens: AccessTokens, loaders: GraphQ
     return accessTokens.verify(token.includes(' ') ? (bearerTokenOf(token) ?? '') : token)
   }
 
+  /** principalOf, once its account is known to exist (at once while that is fresh). */
+  function confirmedPrincipalOf(
+    credentials: Credentials,
+  ): Principal | null | Promise<Principal | null> {
+    const principal = principalOf(credentials)
+    return principal && liveAccounts.confirm(principal)
+  }
+
   return {
     principalOf,
+    confirmedPrincipalOf,
+    confirm: liveAccounts.confirm,
 
     /**
      * The one context of every path. A refused token is kept, not thrown, so the
      * operation fails with UNAUTHENTICATED in the GraphQL shape (see beforeExecution).
+     * A promise only while the caller's account is being looked up.
      */
-    create(credentials: Credentials, fields: ContextFields): GraphQLContext {
+    create(
+      credentials: Credentials,
+      fields: ContextFields,
+    ): GraphQLContext | Promise<GraphQLContext> {
       // Not `{ ...fields, principal }`: on Node 20, properties after a spread take V8's
       // slow path, on every operation.
       const context: GraphQLContext = Object.assign(
         { principal: null, loaders: createLoaderSet(loaders) },
         fields,
       )
+      let principal: ReturnType<typeof confirmedPrincipalOf>
       try {
-        context.principal = principalOf(credentials)
+        principal = confirmedPrincipalOf(credentials)
       } catch (error) {
         context.tokenError = error as Error
+        return context
       }
-      return context
+      if (!(principal instanceof Promise)) {
+        context.principal = principal
+        return context
+      }
+      return principal.then(
+        (confirmed) => Object.assign(context, { principal: confirmed }),
+        (error) => Object.assign(context, { tokenError: error as Error }),
+      )
     },
   }
 }

@@ -7,6 +7,7 @@ import type { WebSocket } from 'ws'
 import type { Resolvers } from '../../generated/graphql.js'
 import { graphqlSchemaPath } from '../paths.js'
 import type { AccessTokens } from '../platform/infrastructure/access-tokens.js'
+import type { LiveAccounts } from '../platform/infrastructure/live-accounts.js'
 import type { OperationBudget } from '../platform/plugins/rate-limit.js'
 import { beforeExecution, createContextFactory } from './context.js'
 import { createDeprecationCounter } from './deprecations.js'
@@ -34,6 +35,7 @@ export interface GraphqlOptions {
   /** Batched fields; each gets a resolver that goes through its loader. */
   loaders: GraphQLLoaders
   accessTokens: AccessTokens
+  liveAccounts: LiveAccounts
   /** Serves GraphiQL at /graphiql. */
   graphiql: boolean
   /** Answers introspection queries (see Config). */
@@ -64,7 +66,7 @@ function refuseIfAny(errors: readonly GraphQLError[]) {
  * (websocket/). Both run the same schema and resolvers with the same context.
  */
 export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOptions) {
-  const contexts = createContextFactory(options.accessTokens, options.loaders)
+  const contexts = createContextFactory(options.accessTokens, options.liveAccounts, options.loaders)
   const schema = () => app.graphql.schema
   const rules = { introspection: options.introspection }
   const countDeprecatedFields = createDeprecationCounter(options.countDeprecatedFieldUse)

@@ -7,6 +7,7 @@ import {
   type Principal,
   type Role,
 } from '../platform/infrastructure/access-tokens.js'
+import type { LiveAccounts } from '../platform/infrastructure/live-accounts.js'
 import { verifyWebhookSignature } from '../platform/webhook-signatures.js'
 
 declare module 'fastify' {
@@ -18,22 +19,34 @@ declare module 'fastify' {
 
 /**
  * One handler per security scheme of openapi.yaml: it passes, or throws why the request
- * is refused. A requirement's list names the roles allowed (`bearerAuth: [admin]`); an
+ * is refused, or answers a promise of either while it asks whether the token's account
+ * still exists. A requirement's list names the roles allowed (`bearerAuth: [admin]`); an
  * empty list admits any valid token.
  */
 export function createSecurityHandlers(
   accessTokens: AccessTokens,
+  liveAccounts: LiveAccounts,
   secrets: { webhookSecret?: string | undefined; metricsToken?: string | undefined } = {},
 ) {
   const { webhookSecret, metricsToken } = secrets
+  /** The token's principal, let in when it has one of the roles (any, when none is named). */
+  function admit(request: FastifyRequest, token: string, roles: readonly Role[], why: string) {
+    const principal = liveAccounts.confirm(accessTokens.verify(token))
+    const allowed = (confirmed: Principal) => {
+      if (roles.length > 0 && !roles.includes(confirmed.role)) throw forbidden(why)
+      request.principal = confirmed
+    }
+    // A gone account is refused before its role is looked at: 401 on every route.
+    if (principal instanceof Promise) return principal.then(allowed)
+    allowed(principal)
+  }
+
   return {
     /** A scraper's METRICS_TOKEN, or an admin's access token. */
     metricsToken(request: FastifyRequest) {
       const token = bearerToken(request)
       if (metricsToken && sameSecret(token, metricsToken)) return
-      const principal = accessTokens.verify(token)
-      if (principal.role !== 'admin') throw forbidden('Metrics need an admin or METRICS_TOKEN')
-      request.principal = principal
+      return admit(request, token, ['admin'], 'Metrics need an admin or METRICS_TOKEN')
     },
 
     /** Runs once the body's bytes are read (see openapi-routes.ts). */
@@ -47,18 +60,15 @@ export function createSecurityHandlers(
     },
 
     bearerAuth(request: FastifyRequest, roles: readonly Role[]) {
-      const principal = accessTokens.verify(bearerToken(request))
-      if (roles.length > 0 && !roles.includes(principal.role)) {
-        throw forbidden(`This operation needs the ${roles.join(' or ')} role`)
-      }
-      request.principal = principal
+      const why = `This operation needs the ${roles.join(' or ')} role`
+      return admit(request, bearerToken(request), roles, why)
     },
   }
 }
 
 export type SecurityHandlers = ReturnType<typeof createSecurityHandlers>
 
-type SchemeHandler = (request: FastifyRequest, scopes: readonly string[]) => void
+type SchemeHandler = (request: FastifyRequest, scopes: readonly string[]) => Promise<void> | void
 
 /** An operation's `security` in openapi.yaml: any one requirement, every scheme of it. */
 export type SecurityRequirements = readonly Readonly<Record<string, readonly string[]>>[]
@@ -66,7 +76,9 @@ export type SecurityRequirements = readonly Readonly<Record<string, readonly str
 /**
  * The hook that checks an operation's security: it passes when every scheme of one of its
  * requirements passes, and otherwise refuses with why the first requirement failed.
- * Synchronous, so a request pays no promise for it and a refusal no stack.
+ * Synchronous while the caller's account is known to exist, so such a request pays no
+ * promise for it and a refusal no stack. A requirement that must ask the database is
+ * the last one tried: no operation of openapi.yaml has two.
  */
 export function securityCheck(
   requirements: SecurityRequirements,
@@ -77,11 +89,8 @@ export function securityCheck(
     let refusal: unknown
     for (const requirement of requirements) {
       try {
-        for (const scheme in requirement) {
-          // Start-up has checked every scheme has one; were one missing, this would refuse.
-          const handler = schemes[scheme] as SchemeHandler
-          handler(request, requirement[scheme] ?? [])
-        }
+        const asking = checkRequirement(request, requirement, schemes)
+        if (asking) return void asking.then(() => done(), done)
         return done()
       } catch (error) {
         refusal ??= error
@@ -91,6 +100,24 @@ export function securityCheck(
       refusal instanceof AppError ? refusal : unauthenticated('A valid bearer token is required'),
     )
   }
+}
+
+/** Runs every scheme of one requirement; a promise while one of them asks the database. */
+function checkRequirement(
+  request: FastifyRequest,
+  requirement: SecurityRequirements[number],
+  schemes: Record<string, SchemeHandler>,
+): Promise<unknown> | undefined {
+  let asking: Promise<void>[] | undefined
+  for (const scheme in requirement) {
+    // Start-up has checked every scheme has one; were one missing, this would refuse.
+    const handler = schemes[scheme] as SchemeHandler
+    const answer = handler(request, requirement[scheme] ?? [])
+    if (!answer) continue
+    asking ??= []
+    asking.push(answer)
+  }
+  return asking && Promise.all(asking)
 }
 
 function bearerToken(request: FastifyRequest): string {

@@ -117,16 +117,11 @@ export async function newUser(api: Api) {
 let tokenUserId = 1_000_000
 
 /**
- * An access token, as the server signs them, for a user id no other test uses: a caller
- * with budgets of its own, without a sign-up (which would draw on the address's budget).
+ * A token of an account stored directly: a caller with budgets of its own, without a
+ * sign-up (which would draw on the address's budget). Tokens of accounts that do not
+ * exist are refused.
  */
-export function freshAccessToken(role: 'user' | 'admin' = 'user') {
-  tokenUserId += 1
-  return accessTokenFor(tokenUserId, role)
-}
-
-/** A token of an account stored directly, for operations that read the caller's account. */
-export async function freshAccount(server: TestServer) {
+export async function freshAccount(server: TestServer, role: 'user' | 'admin' = 'user') {
   tokenUserId += 1
   const [account] = await server.testDatabase.database.db
     .insert(users)
@@ -134,11 +129,11 @@ export async function freshAccount(server: TestServer) {
       name: `Account ${tokenUserId}`,
       email: `account-${tokenUserId}-${Date.now()}@example.com`,
       passwordHash: 'never logs in',
-      role: 'user',
+      role,
     })
     .returning()
   if (!account) throw new Error('INSERT … RETURNING gave no row')
-  return { account, accessToken: accessTokenFor(account.id, 'user') }
+  return { account, accessToken: accessTokenFor(account.id, role) }
 }
 
 function accessTokenFor(userId: number, role: 'user' | 'admin') {

@@ -22,6 +22,11 @@ export function createUsersRepository(db: Database) {
       return row
     },
 
+    async exists(id: number): Promise<boolean> {
+      const [row] = await db.select({ id: users.id }).from(users).where(eq(users.id, id))
+      return row !== undefined
+    },
+
     findByIds(ids: readonly number[]): Promise<UserRow[]> {
       return db
         .select()

@@ -14,6 +14,8 @@ import {
   type ServerOptions,
 } from 'graphql-ws'
 import type { WebSocket } from 'ws'
+import { AppError } from '../../platform/errors.js'
+import type { Principal } from '../../platform/infrastructure/access-tokens.js'
 import { beforeExecution, type ContextFactory, type GraphQLContext } from '../context.js'
 import { toClientError } from '../errors.js'
 import { LIMITS } from '../limits.js'
@@ -51,6 +53,14 @@ const credentialsOf = (ctx: { connectionParams?: ConnectionParams; extra: Socket
   authToken: ctx.connectionParams?.authToken,
   authorization: ctx.extra.request.headers.authorization,
 })
+
+/** The socket moved to its caller's seats; refused when that caller has no seat left. */
+function seated({ seat, socket, request }: SocketExtra, principal: Principal | null): boolean {
+  if (seat.moveTo(principal, request.ip)) return true
+  // Closed with our code first; graphql-ws's own close (4403) then finds it closing.
+  socket.close(TOO_MANY_SOCKETS.code, TOO_MANY_SOCKETS.reason)
+  return false
+}
 
 /** The checks every path runs before executing; a refusal is the operation's error. */
 function checked<Result>(context: GraphQLContext, run: () => Result): Result | ExecutionResult {
@@ -98,19 +108,23 @@ function serverOptions(
     subscribe: (args) =>
       checked(args.contextValue as GraphQLContext, () => compiled.subscribe(args)),
     onConnect(ctx) {
-      let principal: ReturnType<ContextFactory['principalOf']>
+      let principal: ReturnType<ContextFactory['confirmedPrincipalOf']>
       try {
-        principal = options.contexts.principalOf(credentialsOf(ctx))
+        principal = options.contexts.confirmedPrincipalOf(credentialsOf(ctx))
       } catch {
         return false
       }
-      const { seat, socket, request } = ctx.extra
-      if (seat.moveTo(principal, request.ip)) return true
-      // Closed with our code first; graphql-ws's own close (4403) then finds it closing.
-      socket.close(TOO_MANY_SOCKETS.code, TOO_MANY_SOCKETS.reason)
-      return false
+      if (!(principal instanceof Promise)) return seated(ctx.extra, principal)
+      // A gone account is refused as a bad token is (4403); a database that fails, thrown (4500).
+      return principal.then(
+        (confirmed) => seated(ctx.extra, confirmed),
+        (error) => {
+          if (error instanceof AppError) return false
+          throw error
+        },
+      )
     },
-    context: (ctx): GraphQLContext =>
+    context: (ctx) =>
       options.contexts.create(credentialsOf(ctx), {
         requestId: ctx.extra.request.id,
         closeSlowConsumer: () => options.closeSlowConsumer(ctx.extra.socket),
