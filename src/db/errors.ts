@@ -6,6 +6,22 @@ export function isUniqueViolation(error: unknown): boolean {
 }
 
 /**
+ * A row written on behalf of a user that no longer exists: SQLSTATE 23503 on one of the
+ * foreign keys to users (drizzle names them `<table>_<column>_users_id_fk`).
+ */
+export function isMissingUserReference(error: unknown): boolean {
+  return causes(error).some((each) => {
+    if (codeOf(each) !== '23503') return false
+    // postgres.js names the constraint constraint_name, PGlite constraint.
+    const { constraint_name, constraint } = each as {
+      constraint_name?: string
+      constraint?: string
+    }
+    return (constraint_name ?? constraint ?? '').endsWith('_users_id_fk')
+  })
+}
+
+/**
  * Failures that say nothing about the request and pass when the database is back: no
  * connection, no answer in time, a server shutting down or refusing connections, a
  * statement ended by statement_timeout, a transaction that lost a deadlock or a

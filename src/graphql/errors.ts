@@ -1,9 +1,9 @@
 import type { FastifyBaseLogger, FastifyReply } from 'fastify'
 import type { ExecutionResult } from 'graphql'
 import { GraphQLError, type GraphQLFormattedError } from 'graphql'
-import { isDatabaseUnavailable, loggableError } from '../db/errors.js'
+import { loggableError } from '../db/errors.js'
 import { AppError, type ErrorCode } from '../platform/errors.js'
-import { databaseUnavailable } from '../platform/plugins/error-handler.js'
+import { databaseFailureAnswer } from '../platform/plugins/error-handler.js'
 
 /**
  * The `extensions.code` of every error of the catalogue: the GraphQL community's names
@@ -35,9 +35,7 @@ export const GRAPHQL_CODES: Record<ErrorCode, string> = {
  */
 export function toClientError(error: GraphQLError, log: FastifyBaseLogger): GraphQLFormattedError {
   const { message, locations, path } = error
-  const original = isDatabaseUnavailable(error.originalError)
-    ? databaseUnavailable()
-    : error.originalError
+  const original = databaseFailureAnswer(error.originalError) ?? error.originalError
   const base = { ...(locations && { locations }), ...(path && { path }) }
   if (original instanceof AppError) {
     const code = GRAPHQL_CODES[original.code]

@@ -6,7 +6,7 @@ import type {
   FastifySchemaValidationError,
 } from 'fastify'
 import fp from 'fastify-plugin'
-import { isDatabaseUnavailable, loggableError } from '../../db/errors.js'
+import { isDatabaseUnavailable, isMissingUserReference, loggableError } from '../../db/errors.js'
 import {
   AppError,
   badRequest,
@@ -17,6 +17,7 @@ import {
   unsupportedMediaType,
   validationFailed,
 } from '../errors.js'
+import { accountGone } from '../infrastructure/live-accounts.js'
 import { validationDetails } from './validation.js'
 
 const FRAMEWORK_ERRORS: Record<string, AppError> = {
@@ -66,8 +67,15 @@ export function toAppError(error: FastifyError): AppError {
   const code = CODES_BY_STATUS[status]
   // Framework 4xx errors describe the request, not the server: safe to pass on.
   if (code && error.code?.startsWith('FST_')) return new AppError(code, status, error.message)
+  return databaseFailureAnswer(error) ?? internal()
+}
+
+/** The answer a database failure owes the client, REST's or GraphQL's; none for a fault. */
+export function databaseFailureAnswer(error: unknown): AppError | undefined {
   if (isDatabaseUnavailable(error)) return databaseUnavailable()
-  return internal()
+  // A write for an account deleted since its token was checked (live-accounts.ts).
+  if (isMissingUserReference(error)) return accountGone()
+  return undefined
 }
 
 /**
