@@ -498,8 +498,14 @@ export interface paths {
         put?: never;
         /**
          * Exchange credentials for tokens
-         * @description Starts a session: a short-lived access token and a single-use refresh token.
+         * @description Starts a session: a short-lived access token and a single-use refresh token,
+         *     and a device token for this client's later logins to the account.
          *     A wrong email or password answers 401 without saying which.
+         *
+         *     Failed attempts are budgeted per address and per account (`AUTH_RATE_LIMIT_MAX`
+         *     per window); past either, attempts answer 429 until the window resets. An attempt
+         *     that carries a valid `deviceToken` of the account is budgeted per device instead,
+         *     so failures elsewhere do not lock this client out. Successful logins are not counted.
          */
         post: operations["login"];
         delete?: never;
@@ -859,7 +865,15 @@ export interface components {
              */
             email: string;
             password: components["schemas"]["Password"];
+            deviceToken?: components["schemas"]["DeviceToken"];
         };
+        /**
+         * @description Answered by a successful login, valid `DEVICE_TOKEN_TTL` seconds (90 days by
+         *     default). Sent with a later login to the same account, that attempt is budgeted
+         *     per device rather than per address and account. An invalid, expired or another
+         *     account's token counts as none.
+         */
+        DeviceToken: string;
         RefreshRequest: {
             refreshToken: components["schemas"]["RefreshToken"];
         };
@@ -882,6 +896,17 @@ export interface components {
         };
         TokenPairEnvelope: {
             data: components["schemas"]["TokenPair"];
+        };
+        /** @description A token pair, as `POST /auth/refresh` answers it, and a device token. */
+        LoginTokens: {
+            accessToken: components["schemas"]["TokenPair"]["accessToken"];
+            refreshToken: components["schemas"]["TokenPair"]["refreshToken"];
+            tokenType: components["schemas"]["TokenPair"]["tokenType"];
+            expiresIn: components["schemas"]["TokenPair"]["expiresIn"];
+            deviceToken: components["schemas"]["DeviceToken"];
+        };
+        LoginTokensEnvelope: {
+            data: components["schemas"]["LoginTokens"];
         };
         /**
          * @description `PENDING → PAID → SHIPPED → DELIVERED`, or `CANCELLED` from `PENDING` or `PAID`.
@@ -2469,7 +2494,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A new token pair, starting a new session. */
+            /** @description A new token pair, starting a new session, and a device token. */
             200: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control-No-Store"];
@@ -2479,7 +2504,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TokenPairEnvelope"];
+                    "application/json": components["schemas"]["LoginTokensEnvelope"];
                 };
             };
             400: components["responses"]["BadRequest"];

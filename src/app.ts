@@ -11,6 +11,7 @@ import { openapiRoutesPlugin } from './http/openapi-routes.js'
 import { createSecurityHandlers } from './http/security.js'
 import { createVersionRouting, versioning } from './http/version-routing.js'
 import { createAccessTokens } from './platform/infrastructure/access-tokens.js'
+import { createDeviceTokens } from './platform/infrastructure/device-tokens.js'
 import type { EventBus } from './platform/infrastructure/events.js'
 import { createLiveAccounts } from './platform/infrastructure/live-accounts.js'
 import { createServiceMetrics, requestMetrics } from './platform/infrastructure/metrics.js'
@@ -80,6 +81,10 @@ export async function buildApp(deps: AppDependencies, config: Config) {
     secret: config.auth.jwtSecret,
     ttlSeconds: config.auth.accessTokenTtlSeconds,
   })
+  const deviceTokens = createDeviceTokens({
+    secret: config.auth.jwtSecret,
+    ttlSeconds: config.auth.deviceTokenTtlSeconds,
+  })
   const liveAccounts = createLiveAccounts(createUsersRepository(deps.database.db).exists)
   const outbox = createOutbox({
     db: deps.database.db,
@@ -100,6 +105,7 @@ export async function buildApp(deps: AppDependencies, config: Config) {
     config,
     log: app.log,
     accessTokens,
+    deviceTokens,
     instanceId: randomUUID(),
     metrics,
   }
@@ -121,7 +127,12 @@ export async function buildApp(deps: AppDependencies, config: Config) {
   if (config.rateLimit) {
     const { max, windowMs, credentialsMax } = config.rateLimit
     await app.register(rateLimits, { max, windowMs, accessTokens, redis: deps.redis })
-    await app.register(credentialLimits, { max: credentialsMax, windowMs })
+    await app.register(credentialLimits, {
+      max: credentialsMax,
+      windowMs,
+      deviceTokens,
+      redis: deps.redis,
+    })
   }
   if (config.apiDocs) await app.register(apiDocs)
   await app.register(graphqlPlugin, {

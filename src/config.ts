@@ -31,6 +31,7 @@ const environmentSchema = {
     JWT_SECRET: { type: 'string', minLength: 32 },
     ACCESS_TOKEN_TTL: { type: 'integer', minimum: 1, default: 900 },
     REFRESH_TOKEN_TTL: { type: 'integer', minimum: 1, default: 30 * 24 * 3600 },
+    DEVICE_TOKEN_TTL: { type: 'integer', minimum: 1, default: 90 * 24 * 3600 },
     ADMIN_EMAIL: { type: 'string', pattern: '^[^@\\s]+@[^@\\s]+$' },
     ADMIN_PASSWORD: { type: 'string', minLength: 8, maxLength: 128 },
     PASSWORD_HASH_COST: {
@@ -91,6 +92,7 @@ interface Environment {
   JWT_SECRET?: string
   ACCESS_TOKEN_TTL: number
   REFRESH_TOKEN_TTL: number
+  DEVICE_TOKEN_TTL: number
   ADMIN_EMAIL?: string
   ADMIN_PASSWORD?: string
   PASSWORD_HASH_COST: number
@@ -211,6 +213,8 @@ export interface Config {
     jwtSecret: string
     accessTokenTtlSeconds: number
     refreshTokenTtlSeconds: number
+    /** How long a device token lets its client's logins be budgeted apart from strangers'. */
+    deviceTokenTtlSeconds: number
     /** The admin to create or update at start; otherwise one is made only if none exists. */
     admin: { email: string; password: string } | undefined
     /** log2 of scrypt's N for new password hashes; a stored hash keeps its own. */
@@ -298,6 +302,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       jwtSecret: values.JWT_SECRET ?? randomBytes(48).toString('base64url'),
       accessTokenTtlSeconds: values.ACCESS_TOKEN_TTL,
       refreshTokenTtlSeconds: values.REFRESH_TOKEN_TTL,
+      deviceTokenTtlSeconds: values.DEVICE_TOKEN_TTL,
       admin:
         values.ADMIN_EMAIL && values.ADMIN_PASSWORD
           ? { email: values.ADMIN_EMAIL, password: values.ADMIN_PASSWORD }

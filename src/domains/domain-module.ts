@@ -6,6 +6,7 @@ import type { GraphQLLoaders } from '../graphql/loaders.js'
 import type { SocketObserver } from '../graphql/websocket/socket-seats.js'
 import type { OperationId, ServiceHandlers } from '../http/operations.js'
 import type { AccessTokens } from '../platform/infrastructure/access-tokens.js'
+import type { DeviceTokens } from '../platform/infrastructure/device-tokens.js'
 import type { EventBus } from '../platform/infrastructure/events.js'
 import type { ServiceMetrics } from '../platform/infrastructure/metrics.js'
 import type { Outbox } from '../platform/infrastructure/outbox.js'
@@ -25,6 +26,8 @@ export interface Infrastructure {
   config: Config
   log: FastifyBaseLogger
   accessTokens: AccessTokens
+  /** Issued at login: a client's later logins are budgeted per device (credential-limits.ts). */
+  deviceTokens: DeviceTokens
   /** This instance among the others: new at each start. */
   instanceId: string
   /** What this instance measures of itself (requests, event loop, process). */

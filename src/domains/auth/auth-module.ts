@@ -7,7 +7,12 @@ import { createRefreshTokensRepository } from './refresh-tokens-repository.js'
 
 /** Login, refresh-token rotation and logout; its sessions service serves other domains. */
 export function createAuthModule(
-  { database, config, accessTokens }: Pick<Infrastructure, 'database' | 'config' | 'accessTokens'>,
+  {
+    database,
+    config,
+    accessTokens,
+    deviceTokens,
+  }: Pick<Infrastructure, 'database' | 'config' | 'accessTokens' | 'deviceTokens'>,
   { passwords }: { passwords: Passwords },
 ) {
   const auth = createAuthService({
@@ -15,6 +20,7 @@ export function createAuthModule(
     users: createUsersRepository(database.db),
     refreshTokens: createRefreshTokensRepository(database.db),
     accessTokens,
+    deviceTokens,
     refreshTokenTtlSeconds: config.auth.refreshTokenTtlSeconds,
     passwords,
   })

@@ -3,6 +3,7 @@ import type { Database, Executor } from '../../db/database.js'
 import type { UserRow } from '../../db/schema.js'
 import { unauthenticated } from '../../platform/errors.js'
 import type { AccessTokens, Principal } from '../../platform/infrastructure/access-tokens.js'
+import type { DeviceTokens } from '../../platform/infrastructure/device-tokens.js'
 import type { Passwords } from '../users/password.js'
 import type { UsersRepository } from '../users/users-repository.js'
 import type { RefreshTokensRepository } from './refresh-tokens-repository.js'
@@ -14,11 +15,17 @@ export interface TokenPair {
   expiresIn: number
 }
 
+/** A login's tokens: its pair, and the device token of the client that logged in. */
+export interface LoginTokens extends TokenPair {
+  deviceToken: string
+}
+
 interface AuthServiceDependencies {
   db: Database
   users: Pick<UsersRepository, 'findByEmail' | 'findById'>
   refreshTokens: RefreshTokensRepository
   accessTokens: AccessTokens
+  deviceTokens: DeviceTokens
   refreshTokenTtlSeconds: number
   passwords: Passwords
 }
@@ -28,7 +35,7 @@ const invalidRefreshToken = () =>
   unauthenticated('The refresh token is invalid, expired or revoked')
 
 export function createAuthService(deps: AuthServiceDependencies) {
-  const { db, users, refreshTokens, accessTokens, passwords } = deps
+  const { db, users, refreshTokens, accessTokens, deviceTokens, passwords } = deps
 
   /** A new access token and refresh token; the refresh token joins the given session. */
   async function issuePair(
@@ -56,12 +63,14 @@ export function createAuthService(deps: AuthServiceDependencies) {
   }
 
   return {
-    async login(email: string, password: string): Promise<TokenPair> {
+    async login(email: string, password: string): Promise<LoginTokens> {
       const user = await users.findByEmail(email)
       // An unknown email costs a hash too, so timing does not reveal who has an account.
       const valid = await passwords.verifyOrDecoy(password, user?.passwordHash)
       if (!user || !valid) throw unauthenticated('The email or password is wrong')
-      return issuePair(user, randomUUID())
+      const pair = await issuePair(user, randomUUID())
+      // Bound to the account as the login budgets name it: its email, in lower case.
+      return { ...pair, deviceToken: deviceTokens.issue(user.email.toLowerCase()) }
     },
 
     /**

@@ -1,25 +1,39 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { AppError } from '../errors.js'
+import { createAttemptBudgets } from '../infrastructure/attempt-budgets.js'
+import type { DeviceTokens } from '../infrastructure/device-tokens.js'
+import type { RedisConnections } from '../infrastructure/redis.js'
 
 export interface CredentialLimitOptions {
-  /** Attempts per window, per address and per account, on each guarded operation. */
+  /** Attempts per window, per address and per account (or device), on each guarded operation. */
   max: number
   windowMs: number
+  deviceTokens: DeviceTokens
+  /** With Redis the budgets are counted there, so every instance draws on the same ones. */
+  redis: RedisConnections | undefined
 }
 
-/** The operations that take a password: where guessing is worth limiting. */
-const GUARDED = new Set(['POST /auth/login', 'POST /users'])
+const LOGIN = 'POST /auth/login'
+const SIGN_UP = 'POST /users'
 
 type Checker = ReturnType<FastifyInstance['createRateLimit']>
+
+/** The login budgets an attempt took, given back unless it failed. */
+const TAKEN = Symbol('login budgets taken')
+type LoginRequest = FastifyRequest & { [TAKEN]?: readonly string[] }
 
 /**
  * Budgets of their own for login and sign-up, beside the general one: per address, so
  * no token a guesser attaches buys it fresh attempts (the general budget is per user
  * when a valid token comes along), and per target account, so guesses spread over
- * many addresses still meet a limit.
+ * many addresses still meet a limit. A login counts only when it fails, and one that
+ * carries a device token of its account is budgeted per device instead, so strangers
+ * who spend the account's budget do not lock its owner out
+ * (docs/decisions/login-lockout.md).
  */
 async function credentialLimitsPlugin(app: FastifyInstance, options: CredentialLimitOptions) {
+  const logins = createAttemptBudgets({ ...options, redis: options.redis?.commands })
   const limiter = (name: string, key: (request: FastifyRequest) => string) =>
     app.createRateLimit({
       max: options.max,
@@ -29,17 +43,48 @@ async function credentialLimitsPlugin(app: FastifyInstance, options: CredentialL
   const byAddress = limiter('address', (request) => request.ip)
   const byAccount = limiter('account', (request) => accountOf(request) as string)
 
+  const signUpGuard = async (request: FastifyRequest, reply: FastifyReply) => {
+    await refuseWhenExceeded(byAddress, request, reply)
+    // No account named (a body the schema will refuse): the address budget is the one.
+    if (accountOf(request) !== undefined) await refuseWhenExceeded(byAccount, request, reply)
+  }
+  const loginGuard = async (request: LoginRequest, reply: FastifyReply) => {
+    const budgets = loginBudgets(request, options.deviceTokens)
+    const overBudget = await logins.take(budgets)
+    if (overBudget) refuse(reply, overBudget.retryAfterSeconds)
+    request[TAKEN] = budgets
+  }
+  // Only a wrong email or password fails: a refused body or an outage is no guess.
+  const countFailureOnly = async (request: LoginRequest, reply: FastifyReply) => {
+    const taken = request[TAKEN]
+    if (taken && reply.statusCode !== 401) await logins.giveBack(taken)
+  }
+
   app.addHook('onRoute', (route) => {
-    if (![route.method].flat().some((method) => GUARDED.has(`${method} ${route.url}`))) return
+    const methods = [route.method].flat()
+    const guarded = (operation: string) =>
+      methods.some((method) => `${method} ${route.url}` === operation)
     // preValidation: the body is parsed by then (the account is in it), and the
     // preHandler hooks of these routes are moved before parsing (openapi-routes.ts).
-    const guard = async (request: FastifyRequest, reply: FastifyReply) => {
-      await refuseWhenExceeded(byAddress, request, reply)
-      // No account named (a body the schema will refuse): the address budget is the one.
-      if (accountOf(request) !== undefined) await refuseWhenExceeded(byAccount, request, reply)
+    if (guarded(SIGN_UP))
+      route.preValidation = [signUpGuard, route.preValidation ?? []].flat() as never
+    if (guarded(LOGIN)) {
+      route.preValidation = [loginGuard, route.preValidation ?? []].flat() as never
+      route.onResponse = [route.onResponse ?? [], countFailureOnly].flat() as never
     }
-    route.preValidation = [guard, route.preValidation ?? []].flat() as never
   })
+}
+
+/** Per device for a valid device token of the account; else per address and per account. */
+function loginBudgets(request: FastifyRequest, deviceTokens: DeviceTokens): readonly string[] {
+  const address = `credentials:login:address:${request.ip}`
+  const account = accountOf(request)
+  // No account named (a body the schema will refuse): the address budget is the one.
+  if (account === undefined) return [address]
+  const { deviceToken } = request.body as { deviceToken?: unknown }
+  const device = deviceTokens.deviceOf(deviceToken, account)
+  if (device !== undefined) return [`credentials:login:device:${device}`]
+  return [address, `credentials:login:account:${account}`]
 }
 
 /** The account an attempt targets: its email, as accounts are unique regardless of case. */
@@ -52,12 +97,15 @@ async function refuseWhenExceeded(check: Checker, request: FastifyRequest, reply
   const result = await check(request)
   // isAllowed: an allow-listed caller, which these checkers have none of.
   if (result.isAllowed || !result.isExceeded) return
-  const { ttlInSeconds } = result
-  reply.header('retry-after', ttlInSeconds)
+  refuse(reply, result.ttlInSeconds)
+}
+
+function refuse(reply: FastifyReply, retryAfterSeconds: number): never {
+  reply.header('retry-after', retryAfterSeconds)
   throw new AppError(
     'RATE_LIMITED',
     429,
-    `Too many attempts on this operation: retry in ${ttlInSeconds} s`,
+    `Too many attempts on this operation: retry in ${retryAfterSeconds} s`,
   )
 }
 
