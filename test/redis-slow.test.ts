@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { backends } from './helpers/backends.js'
 import { graphql } from './helpers/graphql.js'
 import { redisUrl } from './helpers/redis.js'
-import { freshAccessToken, startServer, type TestServer } from './helpers/server.js'
+import { freshAccount, startServer, type TestServer } from './helpers/server.js'
 import { delayingRelay } from './helpers/tcp-relay.js'
 
 /**
@@ -18,7 +18,6 @@ const READS = 40
 describe.runIf(redisUrl)('a Redis that answers slowly', () => {
   let relay: Awaited<ReturnType<typeof delayingRelay>>
   let server: TestServer
-  const admin = freshAccessToken('admin')
   let productId: number
 
   const timedRead = async (path: string) => {
@@ -50,7 +49,7 @@ describe.runIf(redisUrl)('a Redis that answers slowly', () => {
     })
     const created = await server.api.post('/products', {
       json: { name: 'Lamp', price: 9.5, category: 'slow-redis', stock: 1 },
-      token: admin,
+      token: (await freshAccount(server, 'admin')).accessToken,
     })
     productId = created.body.data.id
   })

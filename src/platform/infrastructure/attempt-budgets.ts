@@ -1,12 +1,12 @@
-import type { Redis } from 'ioredis'
 import { setNewest } from '../newest-entries.js'
+import type { RedisConnections } from './redis.js'
 
 export interface AttemptBudgetSettings {
   /** Attempts each budget holds per window. */
   max: number
   windowMs: number
   /** With Redis the budgets are counted there, so every instance draws on the same ones. */
-  redis: Redis | undefined
+  redis: RedisConnections | undefined
 }
 
 /** A refused attempt: how long until the spent budget's window resets. */
@@ -15,11 +15,18 @@ export interface OverBudget {
 }
 
 /**
+ * What taking did: refused, taken (to give back if the attempt succeeds), or let through
+ * uncounted while Redis is away or slow (nothing to give back).
+ */
+export type Taking = OverBudget | 'taken' | 'uncounted'
+
+/**
  * Budgets of attempts that count only when they fail. An attempt takes one from each
  * budget it names before it runs, or none when one is spent, and gives them back when it
  * succeeds: concurrent attempts cannot overdraw a budget, and a success costs nothing.
  * (The rate limiter counts every request, and cannot look at a budget without drawing.)
- * While Redis is away attempts are let through uncounted, as the rate limiter's are.
+ * While Redis is away or slow attempts are let through uncounted, as the rate limiter's
+ * are.
  */
 export function createAttemptBudgets(settings: AttemptBudgetSettings) {
   return settings.redis ? redisBudgets(settings, settings.redis) : memoryBudgets(settings)
@@ -45,20 +52,20 @@ for i, key in ipairs(KEYS) do
   if tonumber(redis.call('GET', key) or '0') > 0 then redis.call('DECR', key) end
 end`
 
-function redisBudgets({ max, windowMs }: AttemptBudgetSettings, redis: Redis) {
+function redisBudgets({ max, windowMs }: AttemptBudgetSettings, redis: RedisConnections) {
+  const { commands } = redis
   return {
-    async take(keys: readonly string[]): Promise<OverBudget | undefined> {
+    async take(keys: readonly string[]): Promise<Taking> {
+      if (!redis.answersInTime()) return 'uncounted'
       try {
-        const resetMs = (await redis.eval(TAKE, keys.length, ...keys, max, windowMs)) as number
-        return resetMs < 0
-          ? undefined
-          : { retryAfterSeconds: Math.max(1, Math.ceil(resetMs / 1000)) }
+        const resetMs = (await commands.eval(TAKE, keys.length, ...keys, max, windowMs)) as number
+        return resetMs < 0 ? 'taken' : { retryAfterSeconds: Math.max(1, Math.ceil(resetMs / 1000)) }
       } catch {
-        return undefined
+        return 'uncounted'
       }
     },
     async giveBack(keys: readonly string[]): Promise<void> {
-      await redis.eval(GIVE_BACK, keys.length, ...keys).catch(() => {})
+      await commands.eval(GIVE_BACK, keys.length, ...keys).catch(() => {})
     },
   }
 }
@@ -73,7 +80,7 @@ function memoryBudgets({ max, windowMs }: AttemptBudgetSettings) {
     return budget && budget.resetsAt > Date.now() ? budget : undefined
   }
   return {
-    async take(keys: readonly string[]): Promise<OverBudget | undefined> {
+    async take(keys: readonly string[]): Promise<Taking> {
       for (const key of keys) {
         const budget = live(key)
         if (budget && budget.used >= max) {
@@ -87,7 +94,7 @@ function memoryBudgets({ max, windowMs }: AttemptBudgetSettings) {
         budget.used += 1
         setNewest(budgets, key, budget, BUDGETS_KEPT)
       }
-      return undefined
+      return 'taken'
     },
     async giveBack(keys: readonly string[]): Promise<void> {
       for (const key of keys) {

@@ -33,7 +33,7 @@ type LoginRequest = FastifyRequest & { [TAKEN]?: readonly string[] }
  * (docs/decisions/login-lockout.md).
  */
 async function credentialLimitsPlugin(app: FastifyInstance, options: CredentialLimitOptions) {
-  const logins = createAttemptBudgets({ ...options, redis: options.redis?.commands })
+  const logins = createAttemptBudgets(options)
   const limiter = (name: string, key: (request: FastifyRequest) => string) =>
     app.createRateLimit({
       max: options.max,
@@ -50,9 +50,9 @@ async function credentialLimitsPlugin(app: FastifyInstance, options: CredentialL
   }
   const loginGuard = async (request: LoginRequest, reply: FastifyReply) => {
     const budgets = loginBudgets(request, options.deviceTokens)
-    const overBudget = await logins.take(budgets)
-    if (overBudget) refuse(reply, overBudget.retryAfterSeconds)
-    request[TAKEN] = budgets
+    const taking = await logins.take(budgets)
+    if (typeof taking === 'object') refuse(reply, taking.retryAfterSeconds)
+    if (taking === 'taken') request[TAKEN] = budgets
   }
   // Only a wrong email or password fails: a refused body or an outage is no guess.
   const countFailureOnly = async (request: LoginRequest, reply: FastifyReply) => {
