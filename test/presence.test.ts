@@ -1,5 +1,6 @@
 import type { Client, ClientOptions } from 'graphql-ws'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { createApi } from './helpers/api.js'
 import { backends } from './helpers/backends.js'
 import { collect, subscriptionsActive, wsClient } from './helpers/graphql.js'
 import { redisUrl } from './helpers/redis.js'
@@ -240,10 +241,6 @@ describe.runIf(redisUrl).each(backends)('presence across instances on $name', (b
   })
 
   it('publishes the users of an instance killed with SIGKILL offline, from a survivor', async () => {
-    const erin = await newUser(first.api)
-    const watcher = watch(await sockets.connect(admin), erin.user.id)
-    await subscriptionsActive(first.events, 1)
-
     // An instance in a process of its own, sharing the deployment's Redis and secret, and
     // its database where another process can reach it (PGlite's is in this one).
     const doomed = await startedProcess({
@@ -257,6 +254,11 @@ describe.runIf(redisUrl).each(backends)('presence across instances on $name', (b
       REDIS_KEY_PREFIX: first.testDatabase.redisKeyPrefix,
       PRESENCE_TIMEOUT_MS: String(PRESENCE_TIMEOUT_MS),
     })
+    // Signed up there: on PGlite its database is its own, and a token of an account
+    // it does not hold would be refused.
+    const erin = await newUser(createApi(doomed.baseUrl))
+    const watcher = watch(await sockets.connect(admin), erin.user.id)
+    await subscriptionsActive(first.events, 1)
     // Its socket closes abruptly (1006) when the instance is killed, as it should.
     await sockets.connect(erin.accessToken, doomed.baseUrl, { onNonLazyError: () => {} })
     const [online] = await watcher.until(1)
