@@ -233,7 +233,6 @@ describe.each(backends)('bad input on $name', (backend) => {
     it.each([
       [198, 200],
       [199, 431],
-      [1500, 431],
     ])('answers %i headers more than its own two with %i', async (count, status) => {
       const answer = await answerOf(requestWith(numbered(count)))
       expect(answer.status).toBe(status)
@@ -243,6 +242,14 @@ describe.each(backends)('bad input on $name', (backend) => {
           error: { code: 'BAD_REQUEST', message: 'A request may carry at most 200 headers' },
         })
       }
+    })
+
+    it('answers 1500 headers with 431 in the envelope, whichever refuses them', async () => {
+      // Node 20 parses them and the service counts them; Node 24's parser finds them over
+      // its 16 KiB first.
+      const answer = await answerOf(requestWith(numbered(1500)))
+      expect(answer.status).toBe(431)
+      expect(answer.body).toEqual({ error: { code: 'BAD_REQUEST', message: expect.any(String) } })
     })
 
     it('refuses a second Host with 400 in the envelope, creating nothing', async () => {
