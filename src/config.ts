@@ -65,7 +65,7 @@ const environmentSchema = {
     V1_MIGRATION_URL: { type: 'string', minLength: 1, maxLength: 2048, default: '/docs/v2' },
     SMTP_URL: { type: 'string', pattern: '^smtps?://' },
     EMAIL_FROM: { type: 'string', pattern: '^[^@\\s]+@[^@\\s]+$', default: 'no-reply@localhost' },
-    EMAIL_POLL_INTERVAL_MS: { type: 'integer', minimum: 10, maximum: 3_600_000, default: 100 },
+    EMAIL_POLL_INTERVAL_MS: { type: 'integer', minimum: 10, maximum: 3_600_000, default: 1000 },
     EMAIL_RETRY_BASE_MS: { type: 'integer', minimum: 10, maximum: 3_600_000, default: 2000 },
     EMAIL_MAX_ATTEMPTS: { type: 'integer', minimum: 1, maximum: 20, default: 5 },
     UPLOAD_MAX_BYTES: { type: 'integer', minimum: 1, maximum: 1_073_741_824, default: 10_485_760 },

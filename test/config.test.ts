@@ -1,5 +1,13 @@
+import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { ConfigError, loadConfig } from '../src/config.js'
+
+/** docs/operations.md's variables whose default is one literal value: [name, value]. */
+const documentedDefaults = readFileSync('docs/operations.md', 'utf8')
+  .split('\n')
+  .map((line) => /^\| `([A-Z0-9_]+)` \| `([^`]+)` \|/.exec(line))
+  .filter((match) => match !== null)
+  .map(([, name, value]) => [name, value] as [string, string])
 
 describe('configuration', () => {
   it('has working defaults', () => {
@@ -33,6 +41,12 @@ describe('configuration', () => {
     })
     expect(config.auth.jwtSecret.length).toBeGreaterThanOrEqual(32)
     expect(config.warnings).toEqual([expect.stringContaining('JWT_SECRET')])
+  })
+
+  it.each(documentedDefaults)('defaults %s to %s, as docs/operations.md says', (name, value) => {
+    // A fixed secret: without one each load draws its own.
+    const secret = { JWT_SECRET: 'a-secret-of-at-least-32-characters!!' }
+    expect(loadConfig({ ...secret, [name]: value })).toEqual(loadConfig(secret))
   })
 
   it('reads every variable', () => {
