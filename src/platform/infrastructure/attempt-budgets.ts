@@ -21,10 +21,11 @@ export interface OverBudget {
 export type Taking = OverBudget | 'taken' | 'uncounted'
 
 /**
- * Budgets of attempts that count only when they fail. An attempt takes one from each
- * budget it names before it runs, or none when one is spent, and gives them back when it
- * succeeds: concurrent attempts cannot overdraw a budget, and a success costs nothing.
- * (The rate limiter counts every request, and cannot look at a budget without drawing.)
+ * Budgets of attempts. An attempt takes one from each budget it names before it runs, or
+ * none when one is spent, so concurrent attempts cannot overdraw a budget; a caller that
+ * counts only failures gives them back when the attempt succeeds (logins), and one that
+ * counts every attempt keeps them (sign-ups). (The rate limiter counts every request, and
+ * cannot look at a budget without drawing.)
  * While Redis is away or slow attempts are let through uncounted, as the rate limiter's
  * are.
  */

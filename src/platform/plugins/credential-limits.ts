@@ -17,8 +17,6 @@ export interface CredentialLimitOptions {
 const LOGIN = 'POST /auth/login'
 const SIGN_UP = 'POST /users'
 
-type Checker = ReturnType<FastifyInstance['createRateLimit']>
-
 /** The login budgets an attempt took, given back unless it failed. */
 const TAKEN = Symbol('login budgets taken')
 type LoginRequest = FastifyRequest & { [TAKEN]?: readonly string[] }
@@ -33,31 +31,23 @@ type LoginRequest = FastifyRequest & { [TAKEN]?: readonly string[] }
  * (docs/decisions/login-lockout.md).
  */
 async function credentialLimitsPlugin(app: FastifyInstance, options: CredentialLimitOptions) {
-  const logins = createAttemptBudgets(options)
-  const limiter = (name: string, key: (request: FastifyRequest) => string) =>
-    app.createRateLimit({
-      max: options.max,
-      timeWindow: options.windowMs,
-      keyGenerator: (request) => `credentials:${name}:${request.routeOptions.url}:${key(request)}`,
-    })
-  const byAddress = limiter('address', (request) => request.ip)
-  const byAccount = limiter('account', (request) => accountOf(request) as string)
+  const attempts = createAttemptBudgets(options)
 
+  // Every sign-up counts: each one that succeeds stores an account.
   const signUpGuard = async (request: FastifyRequest, reply: FastifyReply) => {
-    await refuseWhenExceeded(byAddress, request, reply)
-    // No account named (a body the schema will refuse): the address budget is the one.
-    if (accountOf(request) !== undefined) await refuseWhenExceeded(byAccount, request, reply)
+    const taking = await attempts.take(budgetsOf('sign-up', request))
+    if (typeof taking === 'object') refuse(reply, taking.retryAfterSeconds)
   }
   const loginGuard = async (request: LoginRequest, reply: FastifyReply) => {
     const budgets = loginBudgets(request, options.deviceTokens)
-    const taking = await logins.take(budgets)
+    const taking = await attempts.take(budgets)
     if (typeof taking === 'object') refuse(reply, taking.retryAfterSeconds)
     if (taking === 'taken') request[TAKEN] = budgets
   }
   // Only a wrong email or password fails: a refused body or an outage is no guess.
   const countFailureOnly = async (request: LoginRequest, reply: FastifyReply) => {
     const taken = request[TAKEN]
-    if (taken && reply.statusCode !== 401) await logins.giveBack(taken)
+    if (taken && reply.statusCode !== 401) await attempts.giveBack(taken)
   }
 
   app.addHook('onRoute', (route) => {
@@ -77,27 +67,29 @@ async function credentialLimitsPlugin(app: FastifyInstance, options: CredentialL
 
 /** Per device for a valid device token of the account; else per address and per account. */
 function loginBudgets(request: FastifyRequest, deviceTokens: DeviceTokens): readonly string[] {
-  const address = `credentials:login:address:${request.ip}`
+  const account = accountOf(request)
+  if (account !== undefined) {
+    const { deviceToken } = request.body as { deviceToken?: unknown }
+    const device = deviceTokens.deviceOf(deviceToken, account)
+    if (device !== undefined) return [`credentials:login:device:${device}`]
+  }
+  return budgetsOf('login', request)
+}
+
+/** The attempt's address, and the account it names, if it names one. */
+function budgetsOf(operation: 'login' | 'sign-up', request: FastifyRequest): readonly string[] {
+  const address = `credentials:${operation}:address:${request.ip}`
   const account = accountOf(request)
   // No account named (a body the schema will refuse): the address budget is the one.
-  if (account === undefined) return [address]
-  const { deviceToken } = request.body as { deviceToken?: unknown }
-  const device = deviceTokens.deviceOf(deviceToken, account)
-  if (device !== undefined) return [`credentials:login:device:${device}`]
-  return [address, `credentials:login:account:${account}`]
+  return account === undefined
+    ? [address]
+    : [address, `credentials:${operation}:account:${account}`]
 }
 
 /** The account an attempt targets: its email, as accounts are unique regardless of case. */
 function accountOf(request: FastifyRequest): string | undefined {
   const { email } = (request.body ?? {}) as { email?: unknown }
   return typeof email === 'string' ? email.toLowerCase() : undefined
-}
-
-async function refuseWhenExceeded(check: Checker, request: FastifyRequest, reply: FastifyReply) {
-  const result = await check(request)
-  // isAllowed: an allow-listed caller, which these checkers have none of.
-  if (result.isAllowed || !result.isExceeded) return
-  refuse(reply, result.ttlInSeconds)
 }
 
 function refuse(reply: FastifyReply, retryAfterSeconds: number): never {
@@ -109,7 +101,4 @@ function refuse(reply: FastifyReply, retryAfterSeconds: number): never {
   )
 }
 
-export const credentialLimits = fp(credentialLimitsPlugin, {
-  name: 'credential-limits',
-  dependencies: ['rate-limits'],
-})
+export const credentialLimits = fp(credentialLimitsPlugin, { name: 'credential-limits' })
