@@ -30,10 +30,15 @@ export function createSecurityHandlers(
 ) {
   const { webhookSecret, metricsToken } = secrets
   /** The token's principal, let in when it has one of the roles (any, when none is named). */
-  function admit(request: FastifyRequest, token: string, roles: readonly Role[], why: string) {
+  function admit(
+    request: FastifyRequest,
+    token: string,
+    roles: readonly Role[],
+    why: () => string,
+  ) {
     const principal = liveAccounts.confirm(accessTokens.verify(token))
     const allowed = (confirmed: Principal) => {
-      if (roles.length > 0 && !roles.includes(confirmed.role)) throw forbidden(why)
+      if (roles.length > 0 && !roles.includes(confirmed.role)) throw forbidden(why())
       request.principal = confirmed
     }
     // A gone account is refused before its role is looked at: 401 on every route.
@@ -46,7 +51,7 @@ export function createSecurityHandlers(
     metricsToken(request: FastifyRequest) {
       const token = bearerToken(request)
       if (metricsToken && sameSecret(token, metricsToken)) return
-      return admit(request, token, ['admin'], 'Metrics need an admin or METRICS_TOKEN')
+      return admit(request, token, ['admin'], () => 'Metrics need an admin or METRICS_TOKEN')
     },
 
     /** Runs once the body's bytes are read (see openapi-routes.ts). */
@@ -60,7 +65,8 @@ export function createSecurityHandlers(
     },
 
     bearerAuth(request: FastifyRequest, roles: readonly Role[]) {
-      const why = `This operation needs the ${roles.join(' or ')} role`
+      // Worded only for a refusal: not on every request's path.
+      const why = () => `This operation needs the ${roles.join(' or ')} role`
       return admit(request, bearerToken(request), roles, why)
     },
   }
