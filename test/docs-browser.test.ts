@@ -1,25 +1,13 @@
 import { readFileSync } from 'node:fs'
 import { buildSchema, parse, validate } from 'graphql'
-import { type Browser, chromium, type Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DEFAULT_QUERY } from '../src/graphql/graphiql.js'
 import { schemaPath } from '../src/graphql/plugin.js'
 import { backends } from './helpers/backends.js'
+import { launchBrowser } from './helpers/browser.js'
 import { graphql } from './helpers/graphql.js'
 import { startServer, type TestServer } from './helpers/server.js'
-
-// Debian's Chromium (`make test` installs it); Playwright's own download cannot work here.
-const CHROMIUM = '/usr/bin/chromium'
-// No background traffic: this machine reaches nothing beyond 127.0.0.1.
-const QUIET = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-]
 
 it("keeps GraphiQL's example valid against schema.graphql", () => {
   const schema = buildSchema(readFileSync(schemaPath, 'utf8'))
@@ -34,7 +22,7 @@ describe.each(backends.slice(0, 1))('the docs in a real browser ($name)', (backe
 
   beforeAll(async () => {
     server = await startServer(backend, { NODE_ENV: 'development' })
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: QUIET })
+    browser = await launchBrowser()
     page = await browser.newPage()
     page.on('requestfailed', (request) => failedRequests.push(request.url()))
   })
