@@ -18,6 +18,7 @@ import { createServiceMetrics, requestMetrics } from './platform/infrastructure/
 import { createOutbox } from './platform/infrastructure/outbox.js'
 import { createReadCache } from './platform/infrastructure/read-cache.js'
 import type { RedisConnections } from './platform/infrastructure/redis.js'
+import { cors } from './platform/plugins/cors.js'
 import { credentialLimits } from './platform/plugins/credential-limits.js'
 import {
   answerFrameworkError,
@@ -120,6 +121,8 @@ export async function buildApp(deps: AppDependencies, config: Config) {
   await app.register(headerRules)
   await app.register(routeTable)
   await app.register(errorHandler)
+  // Before the limits and maintenance: a preflight is answered before either looks.
+  if (config.corsOrigins.length > 0) await app.register(cors, { origins: config.corsOrigins })
   await app.register(etag)
   await app.register(requestMetrics, { metrics: infrastructure.metrics })
   await app.register(versioning)

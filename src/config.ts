@@ -49,6 +49,7 @@ const environmentSchema = {
     API_DOCS: { type: 'boolean', default: true },
     GRAPHQL_INTROSPECTION: { type: 'boolean', default: true },
     TRUST_PROXY: { type: 'string' },
+    CORS_ORIGINS: { type: 'string' },
     REQUEST_TIMEOUT: { type: 'integer', minimum: 0, default: 120_000 },
     CONNECTION_TIMEOUT: { type: 'integer', minimum: 0, default: 60_000 },
     KEEP_ALIVE_TIMEOUT: { type: 'integer', minimum: 1, default: 72_000 },
@@ -105,6 +106,7 @@ interface Environment {
   API_DOCS: boolean
   GRAPHQL_INTROSPECTION: boolean
   TRUST_PROXY?: string
+  CORS_ORIGINS?: string
   REQUEST_TIMEOUT: number
   CONNECTION_TIMEOUT: number
   KEEP_ALIVE_TIMEOUT: number
@@ -157,6 +159,8 @@ export interface Config {
   apiDocs: boolean
   /** Answers GraphQL introspection (`__schema`, `__type`), over HTTP and WebSocket. */
   graphqlIntrospection: boolean
+  /** The exact origins whose pages may call the API from a browser; empty: none. */
+  corsOrigins: readonly string[]
   /** Options of the HTTP server, in Fastify's terms. */
   server: {
     /** The peers believed when X-Forwarded-For names the client: all, none or these. */
@@ -271,6 +275,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     maintenanceMode: values.MAINTENANCE_MODE,
     apiDocs: values.API_DOCS,
     graphqlIntrospection: values.GRAPHQL_INTROSPECTION,
+    corsOrigins: parseOrigins(values.CORS_ORIGINS),
     server: {
       trustProxy: parseTrustProxy(values.TRUST_PROXY),
       requestTimeoutMs: values.REQUEST_TIMEOUT,
@@ -345,6 +350,26 @@ const NODE_CHECK_INTERVAL_MS = 30_000
 function timeoutCheckInterval(requestTimeoutMs: number) {
   if (requestTimeoutMs === 0) return NODE_CHECK_INTERVAL_MS
   return Math.min(NODE_CHECK_INTERVAL_MS, Math.ceil(requestTimeoutMs / 4))
+}
+
+/** `https://app.example.com,http://localhost:5173`: each an origin as a browser sends it. */
+function parseOrigins(value: string | undefined): string[] {
+  if (value === undefined) return []
+  const origins = value.split(',').map((entry) => entry.trim())
+  const invalid = origins.find((entry) => originOf(entry) !== entry)
+  if (invalid !== undefined) {
+    throw new ConfigError(
+      `Invalid configuration: CORS_ORIGINS must be a comma-separated list of origins, each a scheme, a host and an optional port, as in https://app.example.com or http://localhost:5173, with no path, no trailing slash and no wildcard; "${invalid}" is not one`,
+    )
+  }
+  return origins
+}
+
+/** The origin a browser would send for `entry`, if it is an http(s) address. */
+function originOf(entry: string): string | undefined {
+  if (entry.includes('*') || !URL.canParse(entry)) return undefined
+  const url = new URL(entry)
+  return ['http:', 'https:'].includes(url.protocol) ? url.origin : undefined
 }
 
 /** proxy-addr's names for the loopback, link-local and private address ranges. */

@@ -63,7 +63,9 @@ function versionNegotiation({
     countApiRequest(version)
     sendAsJson(request)
     reply.header('api-version', String(version))
-    reply.header('vary', VARY)
+    // Added to, not replaced: CORS has said that answers vary by Origin.
+    const vary = reply.getHeader('vary')
+    reply.header('vary', vary ? `${vary}, ${VARY}` : VARY)
     if (version === 1) reply.headers(v1Headers)
     done()
   }

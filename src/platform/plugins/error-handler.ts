@@ -124,7 +124,8 @@ async function errorHandlerPlugin(app: FastifyInstance) {
   })
 }
 
-function sendError(reply: FastifyReply, error: AppError) {
+/** The error envelope, for an answer that must not go through a route's own error handler. */
+export function sendError(reply: FastifyReply, error: AppError) {
   const { code, message, details } = error
   return reply
     .code(error.statusCode)

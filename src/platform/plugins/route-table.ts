@@ -16,10 +16,17 @@ declare module 'fastify' {
   }
 }
 
-/** Records every route as it is added: what 405 answers and the route drift check read. */
+const CATCH_ALL = '*'
+
+/**
+ * Records every route as it is added: what 405 answers and the route drift check read.
+ * The catch-all (`*`, CORS's preflights) is no path's method: with it every path would
+ * seem to exist, and an unknown one would answer 405 instead of 404.
+ */
 async function routeTablePlugin(app: FastifyInstance) {
   const routes: (RegisteredRoute & { pattern: RegExp })[] = []
   app.addHook('onRoute', (route) => {
+    if (route.url === CATCH_ALL) return
     for (const method of [route.method].flat()) {
       routes.push({ method, url: route.url, pattern: patternOf(route.url) })
     }
