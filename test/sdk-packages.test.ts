@@ -156,13 +156,11 @@ describe('the SDK packages, installed from their tarballs into an empty project'
     expect(new Set(selected)).toEqual(new Set(fields))
   })
 
-  describe('a program compiled against them under tsc --strict', () => {
+  describe.each(backends)('a program compiled against them, on $name', (backend) => {
     let server: TestServer
 
     beforeAll(async () => {
-      const pglite = backends.find((backend) => backend.name === 'pglite')
-      if (!pglite) throw new Error('the embedded backend is always there')
-      server = await startServer(pglite)
+      server = await startServer(backend)
     })
     afterAll(() => server?.close())
 
