@@ -5,6 +5,7 @@
 import { execFile } from 'node:child_process'
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { basename, join, resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import { generate as graphqlCodegen } from '@graphql-codegen/cli'
 import { graphqlSchemaPath, openapiPath, openapiV2Path, projectRoot } from '../src/paths.js'
@@ -94,7 +95,7 @@ async function buildPackage(sdk: SdkPackage, staging: string, outDir: string) {
 }
 
 /** Both packages packed into `outDir`: the paths of their tarballs. */
-export async function buildSdk(outDir: string) {
+async function buildSdk(outDir: string) {
   await mkdir(outDir, { recursive: true })
   await mkdir(join(projectRoot, '.cache'), { recursive: true })
   const staging = await mkdtemp(join(projectRoot, '.cache', 'sdk-build-'))
@@ -108,7 +109,7 @@ export async function buildSdk(outDir: string) {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const outDir = resolve(process.argv[2] ?? join(projectRoot, 'dist/sdk'))
   const tarballs = await buildSdk(outDir)
   for (const tarball of Object.values(tarballs)) console.log(tarball)
