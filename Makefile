@@ -8,7 +8,7 @@ STAMP := node_modules/.install-stamp
 CHROMIUM := /usr/bin/chromium
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: install generate build migrate run smoke check typecheck lint lint-specs drift route-drift runtime-deps contract explain schema-diff bench test test-only test-node24 fuzz
+.PHONY: install generate build migrate run smoke check typecheck lint lint-specs drift route-drift runtime-deps contract explain schema-diff bench test test-only test-node24 fuzz sdk
 
 install: $(STAMP)
 
@@ -30,6 +30,12 @@ build: $(STAMP)
 ## migrate: apply migrations to DATABASE_URL, or to the embedded database under DATA_DIR
 migrate: build
 	npm run --silent migrate
+
+## sdk: the client packages, built from the specs and packed into dist/sdk/ (npm pack):
+## @catalog-chat/rest-client (openapi-fetch) and @catalog-chat/graphql-client (typed documents,
+## graphql-ws), each versioned as its spec (openapi.yaml's info.version, schema.graphql's first line)
+sdk: $(STAMP)
+	node --import tsx tools/build-sdk.ts dist/sdk
 
 ## run: install, generate, build, migrate and start the compiled service on the embedded
 ## defaults (`npm run dev` runs src/ in watch mode instead)
