@@ -5,6 +5,8 @@ import type { DatabaseHandle } from './db/database.js'
 import { assembleModules, type DomainModule, type Infrastructure } from './domains/domain-module.js'
 import { createDomainModules } from './domains/module-list.js'
 import { createUsersRepository } from './domains/users/users-repository.js'
+import { createPersistedDocuments } from './graphql/persisted-documents.js'
+import { createPersistedQueryStore } from './graphql/persisted-query-store.js'
 import { graphqlPlugin } from './graphql/plugin.js'
 import { apiDocs } from './http/api-docs.js'
 import { openapiRoutesPlugin } from './http/openapi-routes.js'
@@ -149,6 +151,10 @@ export async function buildApp(deps: AppDependencies, config: Config) {
     socketsPerCaller: config.socketsPerCaller,
     socketObservers,
     countDeprecatedFieldUse: infrastructure.metrics.countDeprecatedFieldUse,
+    persistedDocuments: createPersistedDocuments({
+      trusted: config.trustedDocuments,
+      store: createPersistedQueryStore(deps.redis),
+    }),
   })
   await app.register(openapiRoutesPlugin, {
     handlers,

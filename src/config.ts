@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { isIP } from 'node:net'
 import envSchema from 'env-schema'
+import { readTrustedDocuments, type TrustedDocuments } from './graphql/trusted-documents.js'
 import { V1_DEPRECATED_AT } from './http/version-negotiation.js'
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
@@ -48,6 +49,7 @@ const environmentSchema = {
     MAINTENANCE_MODE: { type: 'boolean', default: false },
     API_DOCS: { type: 'boolean', default: true },
     GRAPHQL_INTROSPECTION: { type: 'boolean', default: true },
+    GRAPHQL_TRUSTED_DOCUMENTS: { type: 'string' },
     TRUST_PROXY: { type: 'string' },
     CORS_ORIGINS: { type: 'string' },
     REQUEST_TIMEOUT: { type: 'integer', minimum: 0, default: 120_000 },
@@ -105,6 +107,7 @@ interface Environment {
   MAINTENANCE_MODE: boolean
   API_DOCS: boolean
   GRAPHQL_INTROSPECTION: boolean
+  GRAPHQL_TRUSTED_DOCUMENTS?: string
   TRUST_PROXY?: string
   CORS_ORIGINS?: string
   REQUEST_TIMEOUT: number
@@ -161,6 +164,8 @@ export interface Config {
   graphqlIntrospection: boolean
   /** The exact origins whose pages may call the API from a browser; empty: none. */
   corsOrigins: readonly string[]
+  /** GRAPHQL_TRUSTED_DOCUMENTS's manifest: only its documents run, and APQ registers none. */
+  trustedDocuments: TrustedDocuments | undefined
   /** Options of the HTTP server, in Fastify's terms. */
   server: {
     /** The peers believed when X-Forwarded-For names the client: all, none or these. */
@@ -276,6 +281,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     apiDocs: values.API_DOCS,
     graphqlIntrospection: values.GRAPHQL_INTROSPECTION,
     corsOrigins: parseOrigins(values.CORS_ORIGINS),
+    trustedDocuments: trustedDocumentsOf(values.GRAPHQL_TRUSTED_DOCUMENTS),
     server: {
       trustProxy: parseTrustProxy(values.TRUST_PROXY),
       requestTimeoutMs: values.REQUEST_TIMEOUT,
@@ -341,6 +347,17 @@ function sunsetOf(value: string): Date {
     )
   }
   return at
+}
+
+function trustedDocumentsOf(path: string | undefined): TrustedDocuments | undefined {
+  if (path === undefined) return undefined
+  try {
+    return readTrustedDocuments(path)
+  } catch (error) {
+    throw new ConfigError(
+      `Invalid configuration: GRAPHQL_TRUSTED_DOCUMENTS ${(error as Error).message}`,
+    )
+  }
 }
 
 /** How often Node looks for requests past their deadline, unless told otherwise. */

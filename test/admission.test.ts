@@ -1,6 +1,8 @@
 import type { FastifyRequest } from 'fastify'
 import { buildSchema, type GraphQLSchema } from 'graphql'
 import { describe, expect, it, vi } from 'vitest'
+import { createPersistedDocuments } from '../src/graphql/persisted-documents.js'
+import { createPersistedQueryStore } from '../src/graphql/persisted-query-store.js'
 import { createAdmission } from '../src/graphql/websocket/admission.js'
 
 const validate = vi.hoisted(() => vi.fn())
@@ -20,7 +22,16 @@ const PAGES = 'query($n: Int!) { a: page { items(limit: $n) } b: page { items(li
 const upgrade = {} as FastifyRequest
 
 function admissionOn(schema: () => GraphQLSchema) {
-  return createAdmission({ schema, operationBudget: undefined, rules: { introspection: true } })
+  const documents = createPersistedDocuments({
+    trusted: undefined,
+    store: createPersistedQueryStore(undefined),
+  })
+  return createAdmission({
+    schema,
+    operationBudget: undefined,
+    rules: { introspection: true },
+    documents,
+  })
 }
 
 const documentOf = (admission: Awaited<ReturnType<ReturnType<typeof admissionOn>>>) =>

@@ -65,6 +65,17 @@ export const LIMITS = {
    * 16 it barely grew. An application's own operations are fewer.
    */
   documentsKept: 16,
+  /**
+   * Automatic persisted queries kept: by each instance in memory, the newest first out;
+   * and, with Redis, registered per PERSISTED_QUERY_TTL in it, so at most twice as many
+   * live there (persisted-query-store.ts).
+   */
+  persistedQueries: 1024,
+  /**
+   * The longest document kept for APQ, in UTF-8 bytes: 1000 tokens, generously spaced. A
+   * longer one still runs; it is sent in full each time. 1024 of them are 16 MiB.
+   */
+  persistedQueryBytes: 16 * 1024,
 }
 
 /** The argument that says how long a list is. */

@@ -15,6 +15,8 @@ import { acceptsGraphqlResponse, formatExecution, GRAPHQL_RESPONSE_TYPE } from '
 import { graphiqlPlugin } from './graphiql.js'
 import { createCostCheck, LIMITS, limitErrors, parseOptions } from './limits.js'
 import { type GraphQLLoaders, loaderResolvers } from './loaders.js'
+import type { PersistedDocuments } from './persisted-documents.js'
+import { persistedDocumentsOverHttp } from './persisted-http.js'
 import { bytesOverCap, tooLargeResult } from './response-cap.js'
 import { withSubscriptions } from './subscriptions.js'
 import { createAdmission } from './websocket/admission.js'
@@ -48,6 +50,8 @@ export interface GraphqlOptions {
   socketObservers: readonly SocketObserver[]
   /** Told of each operation's use of a field marked @deprecated. */
   countDeprecatedFieldUse: (field: string) => void
+  /** Automatic persisted queries, or only the trusted documents (persisted-documents.ts). */
+  persistedDocuments: PersistedDocuments
 }
 
 /** Cuts a slow subscriber off, and frees its socket even if it never reads the close. */
@@ -70,10 +74,16 @@ export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOption
   const schema = () => app.graphql.schema
   const rules = { introspection: options.introspection }
   const countDeprecatedFields = createDeprecationCounter(options.countDeprecatedFieldUse)
+  const persisted = persistedDocumentsOverHttp(options.persistedDocuments)
   const serve = createWebSocketServer({
     schema,
     contexts,
-    admit: createAdmission({ schema, operationBudget: options.operationBudget, rules }),
+    admit: createAdmission({
+      schema,
+      operationBudget: options.operationBudget,
+      rules,
+      documents: options.persistedDocuments,
+    }),
     admitted: countDeprecatedFields,
     log: app.log,
     closeSlowConsumer,
@@ -89,6 +99,7 @@ export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOption
     // Mercurius's GET route, as @fastify/websocket reads it (registered after this hook).
     if (route.method === 'GET') route.wsHandler = upgrade
     if (route.method === 'POST') allowNullExtensions(route)
+    route.preHandler = [persisted.preHandler, ...[route.preHandler ?? []].flat()]
   })
 
   app.addHook('onSend', async (request, reply, payload) => {
@@ -139,6 +150,7 @@ export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOption
     countDeprecatedFields(schema, document)
     refuseSubscription(document, context.reply.request)
     refuseIfAny(costErrors(schema, document, variables ?? {}))
+    await persisted.passed(context.reply.request)
   })
 }
 

@@ -9,6 +9,10 @@ import type { ErrorObject, FuncKeywordDefinition } from 'ajv'
 // the `u` flag, the classes match UTF-16 code units.
 const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
 
+/** A JSON object: neither null nor an array. */
+export const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+
 /** Postgres refuses text with a NUL character, and no text holds half a character. */
 export const isStorableText = (text: string) =>
   !text.includes('\u0000') && !UNPAIRED_SURROGATE.test(text)

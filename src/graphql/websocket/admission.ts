@@ -10,12 +10,13 @@ import {
   type RuleSettings,
   validateDocument,
 } from '../limits.js'
+import type { DocumentRequest, PersistedDocuments } from '../persisted-documents.js'
 
 /** An operation as a WebSocket message carries it, in either subprotocol. */
-export type OperationPayload = Pick<SubscribePayload, 'query' | 'variables'>
+export type OperationPayload = Pick<SubscribePayload, 'query' | 'variables'> & DocumentRequest
 
 export type Admission =
-  | { document: DocumentNode; variables: Record<string, unknown> }
+  | { query: string; document: DocumentNode; variables: Record<string, unknown> }
   | { errors: readonly GraphQLError[] }
 
 export interface AdmissionOptions {
@@ -23,6 +24,7 @@ export interface AdmissionOptions {
   /** The rate limiter's, while rate limits are on. */
   operationBudget: OperationBudget | undefined
   rules: RuleSettings
+  documents: PersistedDocuments
 }
 
 const rateLimited = ({ retryAfterSeconds }: OverBudget) =>
@@ -63,12 +65,14 @@ function checkedDocuments(rules: RuleSettings) {
 /**
  * What an operation started over a WebSocket passes before it runs, in either
  * subprotocol, in order of cost: one draw on its caller's rate-limit budget (the one
- * HTTP requests draw on), the token limit while parsing, the service's limits and
- * graphql's rules, then the cost again with the real variables. HTTP runs the same
+ * HTTP requests draw on), the document a hash names or the refusal of one not trusted
+ * (persisted-documents.ts, before any parse), the token limit while parsing, the
+ * service's limits and graphql's rules, then the cost again with the real variables; a
+ * document registered by hash is kept only then. HTTP runs the same
  * checks in Mercurius's hooks (plugin.ts). A refusal is the operation's errors; the
  * socket stays open.
  */
-export function createAdmission({ schema, operationBudget, rules }: AdmissionOptions) {
+export function createAdmission({ schema, operationBudget, rules, documents }: AdmissionOptions) {
   const checked = checkedDocuments(rules)
   const costErrors = createCostCheck()
   return async (
@@ -78,10 +82,13 @@ export function createAdmission({ schema, operationBudget, rules }: AdmissionOpt
   ): Promise<Admission> => {
     const overBudget = await operationBudget?.(upgrade, caller)
     if (overBudget) return { errors: [rateLimited(overBudget)] }
+    const resolution = await documents.resolve(payload)
+    if ('refused' in resolution) return { errors: [resolution.refused] }
+    const query = resolution.query ?? ''
     const current = schema()
     let operation: CheckedDocument
     try {
-      operation = checked(current, payload.query)
+      operation = checked(current, query)
     } catch (error) {
       return { errors: [error as GraphQLError] }
     }
@@ -90,7 +97,9 @@ export function createAdmission({ schema, operationBudget, rules }: AdmissionOpt
     // graphql-ws has checked the message: variables are an object, or absent.
     const variables = payload.variables ?? {}
     const errors = costErrors(current, document, variables)
-    return errors.length > 0 ? { errors } : { document, variables }
+    if (errors.length > 0) return { errors }
+    await documents.register(resolution.registration)
+    return { query, document, variables }
   }
 }
 

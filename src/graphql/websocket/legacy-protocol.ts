@@ -1,4 +1,5 @@
 import { CloseCode } from 'graphql-ws'
+import { isRecord } from '../../platform/input-rules.js'
 
 /**
  * The legacy subprotocol of subscriptions-transport-ws, still spoken by older clients:
@@ -14,9 +15,6 @@ export interface LegacyWire {
   send(frame: string): void
   close(code: number, reason: string): void
 }
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value)
 
 /**
  * A legacy socket as graphql-ws's server sees it: a graphql-transport-ws socket. Both

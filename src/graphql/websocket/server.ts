@@ -16,6 +16,7 @@ import {
 import type { WebSocket } from 'ws'
 import { AppError } from '../../platform/errors.js'
 import type { Principal } from '../../platform/infrastructure/access-tokens.js'
+import { isRecord } from '../../platform/input-rules.js'
 import { beforeExecution, type ContextFactory, type GraphQLContext } from '../context.js'
 import { toClientError } from '../errors.js'
 import { LIMITS } from '../limits.js'
@@ -96,7 +97,8 @@ function serverOptions(
       if ('errors' in admission) return [...admission.errors]
       const schema = options.schema()
       options.admitted(schema, admission.document)
-      compiled.admitted(schema, payload, admission.document)
+      const { query, document } = admission
+      compiled.admitted(schema, { query, operationName: payload.operationName }, document)
       return {
         schema,
         document: admission.document,
@@ -138,10 +140,25 @@ function serverOptions(
   }
 }
 
+/**
+ * A `subscribe` that names its document by hash (APQ's `extensions.persistedQuery`, or
+ * `documentId`) may come without `query`, which graphql-ws requires: it gets an empty one,
+ * which persisted-documents.ts reads as none. Called as graphql-ws parses each message;
+ * `key === ''` is the message itself (see legacy-protocol.ts).
+ */
+function withQueryFromHash(key: string, value: unknown): unknown {
+  if (key !== '' || !isRecord(value) || value.type !== 'subscribe') return value
+  const { payload } = value
+  if (!isRecord(payload) || payload.query !== undefined) return value
+  const persisted = isRecord(payload.extensions) && payload.extensions.persistedQuery != null
+  if (payload.documentId == null && !persisted) return value
+  return { ...value, payload: { ...payload, query: '' } }
+}
+
 export function createWebSocketServer(options: WebSocketServerOptions) {
   const { log } = options
   const shared = serverOptions(options)
-  const transportWs = makeServer(shared)
+  const transportWs = makeServer({ ...shared, jsonMessageReviver: withQueryFromHash })
 
   /** The socket as graphql-ws writes to it: each frame within the response cap. */
   const protocolSocket = (socket: WebSocket): ProtocolSocket => ({
@@ -172,7 +189,7 @@ export function createWebSocketServer(options: WebSocketServerOptions) {
     })
     const server = makeServer({
       ...shared,
-      jsonMessageReviver: translation.reviver,
+      jsonMessageReviver: (key, value) => withQueryFromHash(key, translation.reviver(key, value)),
       jsonMessageReplacer: translation.replacer,
     })
     const translated = {
