@@ -9,12 +9,14 @@ import { graphqlSchemaPath } from '../paths.js'
 import type { AccessTokens } from '../platform/infrastructure/access-tokens.js'
 import type { LiveAccounts } from '../platform/infrastructure/live-accounts.js'
 import type { OperationBudget } from '../platform/plugins/rate-limit.js'
+import type { Tracing } from '../platform/telemetry/tracing.js'
 import { beforeExecution, createContextFactory } from './context.js'
 import { createDeprecationCounter } from './deprecations.js'
 import { acceptsGraphqlResponse, formatExecution, GRAPHQL_RESPONSE_TYPE } from './errors.js'
 import { graphiqlPlugin } from './graphiql.js'
 import { createCostCheck, LIMITS, limitErrors, parseOptions } from './limits.js'
 import { type GraphQLLoaders, loaderResolvers } from './loaders.js'
+import { traceHttpOperations } from './operation-spans.js'
 import { bytesOverCap, tooLargeResult } from './response-cap.js'
 import { withSubscriptions } from './subscriptions.js'
 import { createAdmission } from './websocket/admission.js'
@@ -48,6 +50,8 @@ export interface GraphqlOptions {
   socketObservers: readonly SocketObserver[]
   /** Told of each operation's use of a field marked @deprecated. */
   countDeprecatedFieldUse: (field: string) => void
+  /** A span per operation, when tracing is on. */
+  tracing?: Pick<Tracing, 'startOperation'> | undefined
 }
 
 /** Cuts a slow subscriber off, and frees its socket even if it never reads the close. */
@@ -77,6 +81,7 @@ export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOption
     admitted: countDeprecatedFields,
     log: app.log,
     closeSlowConsumer,
+    tracing: options.tracing,
   })
   const upgrade = createUpgradeHandler({
     serve,
@@ -140,6 +145,7 @@ export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOption
     refuseSubscription(document, context.reply.request)
     refuseIfAny(costErrors(schema, document, variables ?? {}))
   })
+  if (options.tracing) traceHttpOperations(app, options.tracing)
 }
 
 /**
