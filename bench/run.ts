@@ -9,11 +9,15 @@ import { startBaseline } from './baseline.js'
 import { fanout } from './fanout.js'
 import { CONNECTIONS, type Measurement, measure, type Workload } from './measure.js'
 import { openBenchDatabase, seedMessages, seedProducts } from './seed.js'
+import { tracingCost } from './tracing-cost.js'
 
 // `make bench`: each operation on the service and on a bare baseline of the same work, in
 // one run, and ours/baseline; how the lists' cost changes from one catalog size to the
 // next (SCALES); then subscription fan-out over two instances (through Redis when
 // REDIS_URL is set). DATABASE_URL for Postgres; DURATION and WARMUP in seconds.
+// BENCH_TRACING=1: (c) and (g) alone, with tracing off and on (tracing-cost.ts).
+if (process.env.BENCH_TRACING) process.exit(await tracingCost())
+
 const SCALES = (process.env.SCALES ?? '100000,1000000').split(',').map(Number)
 const ADMIN = { email: 'bench@example.com', password: 'bench-password-1' }
 const DATABASE_URL = process.env.DATABASE_URL

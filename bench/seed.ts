@@ -2,20 +2,20 @@ import { sql } from 'drizzle-orm'
 import { loadConfig } from '../src/config.js'
 import { openDatabase } from '../src/db/client.js'
 import type { Database } from '../src/db/database.js'
+import type { StatementSpans } from '../src/db/statement-spans.js'
 
 /**
  * The database a benchmark seeds and measures, migrated: DATABASE_URL's Postgres, or an
  * in-memory PGlite. Seeding a million rows is one long statement by design, so its
  * statements may run far longer than the service lets them.
  */
-export async function openBenchDatabase() {
-  const database = await openDatabase(
-    loadConfig({
-      DATABASE_URL: process.env.DATABASE_URL,
-      DATA_DIR: 'memory://',
-      DATABASE_TIMEOUT: '600000',
-    }),
-  )
+export async function openBenchDatabase(statementSpans?: StatementSpans) {
+  const config = loadConfig({
+    DATABASE_URL: process.env.DATABASE_URL,
+    DATA_DIR: 'memory://',
+    DATABASE_TIMEOUT: '600000',
+  })
+  const database = await openDatabase({ ...config, statementSpans })
   await database.migrate()
   return database
 }

@@ -38,6 +38,7 @@ import { RequestLog, requestLoggerFactory } from './platform/plugins/request-log
 import { routeTable } from './platform/plugins/route-table.js'
 import { securityHeaders } from './platform/plugins/security-headers.js'
 import { createValidatorCompiler } from './platform/plugins/validation.js'
+import type { Tracing } from './platform/telemetry/tracing.js'
 
 export interface AppDependencies {
   database: DatabaseHandle
@@ -49,6 +50,8 @@ export interface AppDependencies {
   loggerInstance?: FastifyServerOptions['loggerInstance']
   /** The domains to serve: every one of the service unless a test brings its own. */
   modules?: (infrastructure: Infrastructure) => readonly DomainModule[]
+  /** OpenTelemetry, when tracing is on (server.ts starts it before loading this file). */
+  tracing?: Tracing | undefined
 }
 
 /** The composition root: infrastructure comes in, a ready Fastify instance goes out. */
@@ -94,6 +97,7 @@ export async function buildApp(deps: AppDependencies, config: Config) {
     publishWaitMs: config.redisTimeoutMs,
     events: deps.events,
     log: app.log,
+    tracing: deps.tracing,
   })
   const infrastructure: Infrastructure = {
     database: deps.database,
@@ -117,6 +121,8 @@ export async function buildApp(deps: AppDependencies, config: Config) {
   // The relay starts first and stops last: modules may still publish while they stop.
   runLifecycles(app, [{ name: 'outbox', start: outbox.start, stop: outbox.stop }, ...modules])
 
+  // First, so that its span of each request covers every other plugin's hooks.
+  if (deps.tracing) await app.register(deps.tracing.fastifyPlugin)
   await app.register(securityHeaders)
   await app.register(gracefulClose)
   await app.register(requestIdHeader)
@@ -155,6 +161,7 @@ export async function buildApp(deps: AppDependencies, config: Config) {
       trusted: config.trustedDocuments,
       store: createPersistedQueryStore(deps.redis),
     }),
+    tracing: deps.tracing,
   })
   await app.register(openapiRoutesPlugin, {
     handlers,

@@ -79,6 +79,12 @@ const environmentSchema = {
       maximum: 1_125_899_906_842_624,
       default: 1_073_741_824,
     },
+    // OpenTelemetry's own names; the SDK reads them (and the other OTEL_* variables) itself.
+    OTEL_EXPORTER_OTLP_ENDPOINT: { type: 'string' },
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: { type: 'string' },
+    OTEL_EXPORTER_OTLP_PROTOCOL: { type: 'string' },
+    OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: { type: 'string' },
+    OTEL_SDK_DISABLED: { type: 'string' },
   },
 } as const
 
@@ -128,6 +134,11 @@ interface Environment {
   EMAIL_MAX_ATTEMPTS: number
   UPLOAD_MAX_BYTES: number
   UPLOAD_QUOTA_BYTES: number
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?: string
+  OTEL_EXPORTER_OTLP_PROTOCOL?: string
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?: string
+  OTEL_SDK_DISABLED?: string
 }
 
 export interface Config {
@@ -229,9 +240,18 @@ export interface Config {
     /** log2 of scrypt's N for new password hashes; a stored hash keeps its own. */
     passwordHashCost: number
   }
+  /**
+   * OpenTelemetry traces, on when an OTLP endpoint is set (and OTEL_SDK_DISABLED is not
+   * true): the encoding they are exported in. The SDK reads the endpoint, headers,
+   * service name and sampler from the environment itself.
+   */
+  tracing: { protocol: TracesProtocol } | undefined
   /** Things worth telling the operator at start, such as a generated secret. */
   warnings: string[]
 }
+
+const TRACES_PROTOCOLS = ['http/protobuf', 'http/json'] as const
+export type TracesProtocol = (typeof TRACES_PROTOCOLS)[number]
 
 export class ConfigError extends Error {
   override name = 'ConfigError'
@@ -320,6 +340,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
           : undefined,
       passwordHashCost: values.PASSWORD_HASH_COST,
     },
+    tracing: tracingOf(values),
     warnings,
   }
 }
@@ -358,6 +379,36 @@ function trustedDocumentsOf(path: string | undefined): TrustedDocuments | undefi
       `Invalid configuration: GRAPHQL_TRUSTED_DOCUMENTS ${(error as Error).message}`,
     )
   }
+}
+
+/** Checks what the OpenTelemetry SDK would otherwise reject obscurely, or ignore. */
+function tracingOf(values: Environment): Config['tracing'] {
+  for (const name of [
+    'OTEL_EXPORTER_OTLP_ENDPOINT',
+    'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+  ] as const) {
+    const value = values[name]
+    if (value !== undefined && !/^https?:$/.test(URL.parse(value)?.protocol ?? '')) {
+      throw new ConfigError(
+        `Invalid configuration: ${name} must be an http:// or https:// URL, such as http://localhost:4318; "${value}" is not`,
+      )
+    }
+  }
+  // The OTel specification's default, and the traces' own setting before the general one.
+  const protocol =
+    values.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ??
+    values.OTEL_EXPORTER_OTLP_PROTOCOL ??
+    'http/protobuf'
+  if (!TRACES_PROTOCOLS.includes(protocol as TracesProtocol)) {
+    const detail =
+      protocol === 'grpc' ? 'grpc is not supported' : `"${protocol}" is not one of them`
+    throw new ConfigError(
+      `Invalid configuration: OTEL_EXPORTER_OTLP_PROTOCOL (or OTEL_EXPORTER_OTLP_TRACES_PROTOCOL) must be http/protobuf or http/json; ${detail}`,
+    )
+  }
+  const endpoint = values.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? values.OTEL_EXPORTER_OTLP_ENDPOINT
+  if (!endpoint || values.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return undefined
+  return { protocol: protocol as TracesProtocol }
 }
 
 /** How often Node looks for requests past their deadline, unless told otherwise. */

@@ -1,11 +1,5 @@
-import closeWithGrace from 'close-with-grace'
-import { destination, pino } from 'pino'
-import pretty from 'pino-pretty'
-import { buildApp } from './app.js'
 import { type Config, ConfigError, loadConfig } from './config.js'
-import { openDatabase } from './db/client.js'
-import { createEventBus } from './platform/infrastructure/events.js'
-import { connectRedis } from './platform/infrastructure/redis.js'
+import type { Tracing } from './platform/telemetry/tracing.js'
 
 const LOG_BATCH_BYTES = 4096
 const LOG_FLUSH_MS = 1000
@@ -20,9 +14,32 @@ try {
   process.exit(1)
 }
 
-const database = await openDatabase(config)
+// Tracing starts before what it instruments (http, ioredis) is loaded, so the rest comes
+// by dynamic import; with tracing off, nothing of OpenTelemetry is loaded at all.
+const tracing = config.tracing
+  ? (await import('./platform/telemetry/sdk.js')).startTracing(config.tracing)
+  : undefined
+const [
+  { default: closeWithGrace },
+  { destination, pino },
+  { default: pretty },
+  { buildApp },
+  { openDatabase },
+  { createEventBus },
+  { connectRedis },
+] = await Promise.all([
+  import('close-with-grace'),
+  import('pino'),
+  import('pino-pretty'),
+  import('./app.js'),
+  import('./db/client.js'),
+  import('./platform/infrastructure/events.js'),
+  import('./platform/infrastructure/redis.js'),
+])
+
+const database = await openDatabase({ ...config, statementSpans: tracing })
 await database.migrate()
-const logger = createLogger(config)
+const logger = createLogger(config, tracing)
 const redis = config.redisUrl
   ? connectRedis({
       url: config.redisUrl,
@@ -31,8 +48,8 @@ const redis = config.redisUrl
       log: logger,
     })
   : undefined
-const events = createEventBus({ redis, log: logger })
-const app = await buildApp({ database, events, redis, loggerInstance: logger }, config)
+const events = createEventBus({ redis, log: logger, tracing })
+const app = await buildApp({ database, events, redis, loggerInstance: logger, tracing }, config)
 for (const warning of config.warnings) app.log.warn(warning)
 
 // Every step is bounded (sockets 1 s, the outbox 3 s, Redis 1 s, the pool 2 s), so the
@@ -45,6 +62,7 @@ closeWithGrace({ delay: 10_000 }, async ({ err, signal }) => {
   await events.close()
   await redis?.close()
   await database.close()
+  await tracing?.shutdown()
   app.log.info({ ms: Math.round(performance.now() - started) }, 'shut down')
 })
 
@@ -69,15 +87,17 @@ app.log.info(
  * pino-pretty in this thread (not a transport's worker), unbatched: development wants
  * every line, a crash's last one included.
  */
-function createLogger({ logLevel, logFormat }: Config) {
+function createLogger({ logLevel, logFormat }: Config, tracing: Tracing | undefined) {
+  // The ids of the active span on every line, when tracing is on.
+  const options = { level: logLevel, ...(tracing && { mixin: tracing.logFields }) }
   if (logFormat === 'json') {
     const batched = { minLength: LOG_BATCH_BYTES, periodicFlush: LOG_FLUSH_MS }
     const stream = destination({ sync: true, ...batched })
     // pino flushes an asynchronous destination at exit, and takes a synchronous one to
     // hold nothing: this one holds up to a batch.
     process.on('exit', () => stream.flushSync())
-    return pino({ level: logLevel }, stream)
+    return pino(options, stream)
   }
-  const options = { ignore: 'pid,hostname', translateTime: 'SYS:HH:MM:ss.l', sync: true }
-  return pino({ level: logLevel }, pretty(options))
+  const prettyOptions = { ignore: 'pid,hostname', translateTime: 'SYS:HH:MM:ss.l', sync: true }
+  return pino(options, pretty(prettyOptions))
 }

@@ -226,4 +226,31 @@ describe('configuration', () => {
     expect(() => loadConfig(environment)).toThrow(ConfigError)
     expect(() => loadConfig(environment)).toThrow(variable)
   })
+
+  it('traces only when an OTLP endpoint is set and the SDK is not disabled', () => {
+    const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://localhost:4318' }
+    expect(loadConfig({}).tracing).toBeUndefined()
+    expect(loadConfig(endpoint).tracing).toEqual({ protocol: 'http/protobuf' })
+    expect(
+      loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://collector.example/v1/traces' })
+        .tracing,
+    ).toEqual({ protocol: 'http/protobuf' })
+    expect(loadConfig({ ...endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }).tracing).toEqual({
+      protocol: 'http/json',
+    })
+    expect(loadConfig({ ...endpoint, OTEL_SDK_DISABLED: 'true' }).tracing).toBeUndefined()
+  })
+
+  it.each([
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'localhost:4318' }, 'must be an http:// or https:// URL'],
+    [{ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'grpc://collector' }, 'must be an http:// or https://'],
+    [
+      { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://localhost:4317', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' },
+      'grpc is not supported',
+    ],
+    [{ OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'json' }, '"json" is not one of them'],
+  ])('rejects %o in words: %s', (environment, words) => {
+    expect(() => loadConfig(environment)).toThrow(ConfigError)
+    expect(() => loadConfig(environment)).toThrow(words)
+  })
 })

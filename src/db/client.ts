@@ -1,5 +1,6 @@
 import type { Logger } from 'drizzle-orm'
 import type { DatabaseHandle } from './database.js'
+import type { StatementSpans } from './statement-spans.js'
 
 export interface DatabaseSettings {
   /** A postgres:// URL; without it the embedded PGlite is used. */
@@ -10,6 +11,8 @@ export interface DatabaseSettings {
   databaseTimeoutMs: number
   /** Told of every statement drizzle sends (tests count them). */
   logger?: Logger | undefined
+  /** A span around every statement, when tracing is on. */
+  statementSpans?: StatementSpans | undefined
 }
 
 /**
@@ -19,8 +22,10 @@ export interface DatabaseSettings {
 export async function openDatabase(settings: DatabaseSettings): Promise<DatabaseHandle> {
   if (settings.databaseUrl) {
     const { openPostgres } = await import('./postgres.js')
-    return openPostgres(settings.databaseUrl, settings.databaseTimeoutMs, settings.logger)
+    return openPostgres(settings.databaseUrl, settings.databaseTimeoutMs, settings.logger, {
+      statementSpans: settings.statementSpans,
+    })
   }
   const { openPglite } = await import('./pglite.js')
-  return openPglite(settings.dataDir, settings.logger)
+  return openPglite(settings.dataDir, settings.logger, undefined, settings.statementSpans)
 }

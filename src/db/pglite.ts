@@ -8,6 +8,7 @@ import { migrationsPath } from '../paths.js'
 import type { Database, DatabaseHandle } from './database.js'
 import { PLANNER_SETTINGS } from './planner-settings.js'
 import * as schema from './schema.js'
+import { type StatementSpans, withPgliteStatementSpans } from './statement-spans.js'
 
 export interface PgliteHandle extends DatabaseHandle {
   /** The data directory as a tarball, which `loadDataDir` starts a copy from. */
@@ -23,6 +24,7 @@ export async function openPglite(
   dataDir: string,
   logger?: Logger,
   loadDataDir?: Blob,
+  statementSpans?: StatementSpans,
 ): Promise<PgliteHandle> {
   const client = await PGlite.create(dataDir, {
     extensions: { btree_gin, pg_trgm },
@@ -33,7 +35,8 @@ export async function openPglite(
   for (const [name, value] of Object.entries(PLANNER_SETTINGS)) {
     await client.query('select set_config($1, $2, false)', [name, value])
   }
-  const db = drizzle({ client, schema, ...(logger && { logger }) })
+  const traced = statementSpans ? withPgliteStatementSpans(client, statementSpans) : client
+  const db = drizzle({ client: traced, schema, ...(logger && { logger }) })
   return {
     kind: 'pglite',
     db: db as unknown as Database,

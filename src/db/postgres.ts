@@ -9,6 +9,7 @@ import { PLANNER_SETTINGS, PREPARED_SETTINGS } from './planner-settings.js'
 import * as schema from './schema.js'
 import { silenceWatchedSockets } from './silence-watch.js'
 import { withPreparedStatementsOn } from './statement-rows.js'
+import { type StatementSpans, withStatementSpans } from './statement-spans.js'
 
 // Any constant shared by every instance: they take turns migrating.
 const MIGRATION_LOCK = 72_817_311
@@ -36,9 +37,14 @@ export async function openPostgres(
   url: string,
   timeoutMs: number,
   logger?: Logger,
+  { statementSpans }: { statementSpans?: StatementSpans | undefined } = {},
 ): Promise<DatabaseHandle> {
-  const client = openPool(url, timeoutMs, PLANNER_SETTINGS)
-  const preparedClient = openPool(url, timeoutMs, PREPARED_SETTINGS)
+  const pool = openPool(url, timeoutMs, PLANNER_SETTINGS)
+  const preparedPool = openPool(url, timeoutMs, PREPARED_SETTINGS)
+  const traced = (sql: postgres.Sql) =>
+    statementSpans ? withStatementSpans(sql, statementSpans) : sql
+  const client = traced(pool)
+  const preparedClient = traced(preparedPool)
   const db = drizzle({ client, schema, ...(logger && { logger }) })
   return {
     kind: 'postgres',
@@ -49,7 +55,7 @@ export async function openPostgres(
     },
     // Queries still running get two seconds; a shutdown must finish in bounded time.
     close: async () => {
-      await Promise.all([client.end({ timeout: 2 }), preparedClient.end({ timeout: 2 })])
+      await Promise.all([pool.end({ timeout: 2 }), preparedPool.end({ timeout: 2 })])
     },
   }
 }

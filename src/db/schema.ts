@@ -160,6 +160,8 @@ export const outbox = pgTable('outbox', {
   topic: text('topic').notNull(),
   payload: jsonb('payload').notNull(),
   createdAt: instant('created_at').notNull().defaultNow(),
+  // The W3C traceparent of the change, when traced: its subscribers' deliveries join that trace.
+  traceparent: text('traceparent'),
 })
 
 export const orderStatuses = pgEnum('order_status', [

@@ -18,7 +18,7 @@ export interface Infrastructure {
   database: DatabaseHandle
   events: EventBus
   /** Where a change records the events it must not lose, in its own transaction. */
-  outbox: Pick<Outbox, 'enqueue' | 'publish'>
+  outbox: Pick<Outbox, 'enqueue' | 'publish' | 'traceparent'>
   /** Present when REDIS_URL is set: the shared clients, for stores that span instances. */
   redis: RedisConnections | undefined
   /** Reads shared by the instances (Redis) or kept in this process, invalidated on writes. */

@@ -9,12 +9,14 @@ import { graphqlSchemaPath } from '../paths.js'
 import type { AccessTokens } from '../platform/infrastructure/access-tokens.js'
 import type { LiveAccounts } from '../platform/infrastructure/live-accounts.js'
 import type { OperationBudget } from '../platform/plugins/rate-limit.js'
+import type { Tracing } from '../platform/telemetry/tracing.js'
 import { beforeExecution, createContextFactory } from './context.js'
 import { createDeprecationCounter } from './deprecations.js'
 import { acceptsGraphqlResponse, formatExecution, GRAPHQL_RESPONSE_TYPE } from './errors.js'
 import { graphiqlPlugin } from './graphiql.js'
 import { createCostCheck, LIMITS, limitErrors, parseOptions } from './limits.js'
 import { type GraphQLLoaders, loaderResolvers } from './loaders.js'
+import { traceHttpOperations } from './operation-spans.js'
 import type { PersistedDocuments } from './persisted-documents.js'
 import { persistedDocumentsOverHttp } from './persisted-http.js'
 import { bytesOverCap, tooLargeResult } from './response-cap.js'
@@ -52,6 +54,8 @@ export interface GraphqlOptions {
   countDeprecatedFieldUse: (field: string) => void
   /** Automatic persisted queries, or only the trusted documents (persisted-documents.ts). */
   persistedDocuments: PersistedDocuments
+  /** A span per operation, when tracing is on. */
+  tracing?: Pick<Tracing, 'startOperation'> | undefined
 }
 
 /** Cuts a slow subscriber off, and frees its socket even if it never reads the close. */
@@ -87,6 +91,7 @@ export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOption
     admitted: countDeprecatedFields,
     log: app.log,
     closeSlowConsumer,
+    tracing: options.tracing,
   })
   const upgrade = createUpgradeHandler({
     serve,
@@ -152,6 +157,7 @@ export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOption
     refuseIfAny(costErrors(schema, document, variables ?? {}))
     await persisted.passed(context.reply.request)
   })
+  if (options.tracing) traceHttpOperations(app, options.tracing)
 }
 
 /**

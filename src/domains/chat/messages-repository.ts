@@ -34,11 +34,11 @@ export function createMessagesRepository(db: Database) {
      * subscribers receive it, and as the sender is answered.
      */
     async insertWithEvent(
-      { chatId, text, author }: NewMessage,
+      { chatId, text, author, traceparent }: NewMessage & { traceparent?: string | undefined },
       topic: Topic<MessageAddedEvent>,
     ): Promise<PendingEvent<MessageAddedEvent>> {
-      const row = await insertBatched({ chatId, text, author, topic })
-      return { id: Number(row.id), topic, payload: row.payload }
+      const row = await insertBatched({ chatId, text, author, topic, traceparent })
+      return { id: Number(row.id), topic, payload: row.payload, traceparent }
     },
 
     /** The newest `limit` matching messages, newest first. */
@@ -123,9 +123,10 @@ function filterOf(chat: Value<string> | undefined, before: Value<number> | undef
   )
 }
 
-/** A message to insert, with the topic of its messageAdded event. */
+/** A message to insert, with the topic of its messageAdded event and the sender's trace. */
 interface GivenMessage extends NewMessage {
   topic: string
+  traceparent: string | undefined
 }
 
 /**
@@ -141,8 +142,8 @@ function prepareInsertWithEvents(db: Database) {
       position: sql<number>`position`.as('position'),
       topic: sql<string>`topic`.as('topic'),
     })
-    .as(sql`select "chatId" as chat_id, text, author, topic, ordinality as position
-      from ${givenRows(sql`"chatId" text, text text, author text, topic text`)}`)
+    .as(sql`select "chatId" as chat_id, text, author, topic, traceparent, ordinality as position
+      from ${givenRows(sql`"chatId" text, text text, author text, topic text, traceparent text`)}`)
   const message = db
     .$with('message', { id: sql<number>`id`.as('id') })
     .as(sql`insert into ${messages} (chat_id, text, author)
@@ -153,10 +154,10 @@ function prepareInsertWithEvents(db: Database) {
       id: sql<string | number>`id`.as('id'),
       payload: sql<MessageAddedEvent>`payload`.as('payload'),
     })
-    .as(sql`insert into ${outbox} (topic, payload)
+    .as(sql`insert into ${outbox} (topic, payload, traceparent)
       select given.topic, jsonb_build_object('messageAdded', jsonb_build_object(
         'id', added.id, 'chatId', added.chat_id, 'text', added.text, 'author', added.author,
-        'createdAt', ${isoInstant(sql`added.created_at`)}))
+        'createdAt', ${isoInstant(sql`added.created_at`)})), given.traceparent
       from (select *, row_number() over (order by id) as position from message) as added
       join given using (position)
       order by added.id

@@ -31,7 +31,7 @@ export interface Accounts {
 
 interface Dependencies {
   messages: MessagesRepository
-  outbox: Pick<Outbox, 'publish'>
+  outbox: Pick<Outbox, 'publish' | 'traceparent'>
   accounts: Accounts
 }
 
@@ -59,7 +59,8 @@ export function createMessagesService({ messages, outbox, accounts }: Dependenci
       const author = await authorOf(input.author, principal)
       const topic = chatTopics.messageAdded(input.chatId)
       const { text, chatId } = input
-      const pending = await messages.insertWithEvent({ text, chatId, author }, topic)
+      const traceparent = outbox.traceparent()
+      const pending = await messages.insertWithEvent({ text, chatId, author, traceparent }, topic)
       await outbox.publish([pending])
       return pending.payload.messageAdded
     },

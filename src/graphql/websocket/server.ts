@@ -17,9 +17,11 @@ import type { WebSocket } from 'ws'
 import { AppError } from '../../platform/errors.js'
 import type { Principal } from '../../platform/infrastructure/access-tokens.js'
 import { isRecord } from '../../platform/input-rules.js'
+import type { Tracing } from '../../platform/telemetry/tracing.js'
 import { beforeExecution, type ContextFactory, type GraphQLContext } from '../context.js'
 import { toClientError } from '../errors.js'
 import { LIMITS } from '../limits.js'
+import { tracedExecution } from '../operation-spans.js'
 import { cappedFrame } from '../response-cap.js'
 import type { Admit } from './admission.js'
 import { createCompiledSubscriptions } from './compiled-subscriptions.js'
@@ -46,6 +48,8 @@ export interface WebSocketServerOptions {
   admitted: (schema: GraphQLSchema, document: DocumentNode) => void
   /** Closes a socket whose subscriber fell too far behind. */
   closeSlowConsumer: (socket: WebSocket) => void
+  /** A span per operation, when tracing is on. */
+  tracing?: Pick<Tracing, 'startOperation'> | undefined
 }
 
 const KEEP_ALIVE_MS = 12_000
@@ -86,6 +90,7 @@ function serverOptions(
 ): ServerOptions<ConnectionParams, SocketExtra> {
   const { log } = options
   const compiled = createCompiledSubscriptions()
+  const traced = tracedExecution(options.tracing)
   return {
     connectionInitWaitTimeout: LIMITS.connectionInitMs,
     // Admitting here (budget, token limit, validation, the cost with the variables) turns
@@ -106,9 +111,12 @@ function serverOptions(
         variableValues: admission.variables,
       }
     },
-    execute: (args) => checked(args.contextValue as GraphQLContext, () => execute(args)),
+    execute: (args) =>
+      checked(args.contextValue as GraphQLContext, () => traced(args, () => execute(args))),
     subscribe: (args) =>
-      checked(args.contextValue as GraphQLContext, () => compiled.subscribe(args)),
+      checked(args.contextValue as GraphQLContext, () =>
+        traced(args, () => compiled.subscribe(args)),
+      ),
     onConnect(ctx) {
       let principal: ReturnType<ContextFactory['confirmedPrincipalOf']>
       try {

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import mqemitter, { type Message, type MQEmitter } from 'mqemitter'
 import { setNewest } from '../newest-entries.js'
+import type { SpanEnd, Tracing } from '../telemetry/tracing.js'
 import { redisEmitter } from './mqemitter-redis-adapter.js'
 import type { RedisConnections } from './redis.js'
 
@@ -43,9 +44,12 @@ export const topicSegment = (id: string) =>
 export function createEventBus({
   redis,
   log,
+  tracing,
 }: {
   redis?: RedisConnections | undefined
   log: FastifyBaseLogger
+  /** When on, a span around each event's delivery, in the trace it was sent in. */
+  tracing?: Pick<Tracing, 'startDelivery'> | undefined
 }) {
   const emitter: MQEmitter = redis ? redisEmitter(redis) : mqemitter()
   // Deployments that share one Redis share its channels too: each publishes and listens
@@ -64,12 +68,22 @@ export function createEventBus({
    * Hands an event to every subscriber of its topic, on every instance; rejects when the
    * bus cannot take it now (Redis away, or silent for a second: redis.ts), so that the
    * caller can try again. Events that must not be lost go through the outbox, which does.
+   * The W3C traceparent of the change that caused it, if any, travels with it.
    */
-  function deliver<Event>(topic: Topic<Event>, payload: Event, eventId?: number): Promise<void> {
+  function deliver<Event>(
+    topic: Topic<Event>,
+    payload: Event,
+    eventId?: number,
+    traceparent?: string | null,
+  ): Promise<void> {
+    const message = {
+      topic: channelOf(topic),
+      payload,
+      eventId,
+      ...(traceparent && { traceparent }),
+    }
     return new Promise((resolve, reject) => {
-      emitter.emit({ topic: channelOf(topic), payload, eventId }, (error) =>
-        error ? reject(error) : resolve(),
-      )
+      emitter.emit(message, (error) => (error ? reject(error) : resolve()))
     })
   }
 
@@ -108,11 +122,19 @@ export function createEventBus({
       options: LiveSubscriptionOptions,
     ): Promise<AsyncIterableIterator<Event>> {
       const channel = channelOf(topic)
-      const queue: Event[] = []
+      const queue: Message[] = []
       let waiting: ((result: IteratorResult<Event>) => void) | undefined
       let ended = false
+      // The delivery of the event last handed out lasts until the next is asked for.
+      let delivering: SpanEnd | undefined
+      const handedOut = (message: Message): IteratorResult<Event> => {
+        if (tracing) delivering = tracing.startDelivery(topic, message.traceparent)
+        return { value: message.payload as Event, done: false }
+      }
 
       const end = () => {
+        delivering?.()
+        delivering = undefined
         if (ended) return
         ended = true
         active -= 1
@@ -128,12 +150,12 @@ export function createEventBus({
         if (waiting) {
           const resolve = waiting
           waiting = undefined
-          resolve({ value: message.payload as Event, done: false })
+          resolve(handedOut(message))
         } else if (queue.length >= options.maxQueued) {
           end()
           options.onOverflow()
         } else {
-          queue.push(message.payload as Event)
+          queue.push(message)
         }
       }
 
@@ -141,8 +163,10 @@ export function createEventBus({
       active += 1
       const iterator: AsyncIterableIterator<Event> = {
         next: () => {
+          delivering?.()
+          delivering = undefined
           const queued = queue.shift()
-          if (queued !== undefined) return Promise.resolve({ value: queued, done: false })
+          if (queued !== undefined) return Promise.resolve(handedOut(queued))
           if (ended) return Promise.resolve({ value: undefined, done: true })
           return new Promise((resolve) => {
             waiting = resolve

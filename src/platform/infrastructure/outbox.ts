@@ -2,6 +2,7 @@ import { asc, inArray, lt, sql } from 'drizzle-orm'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Database, Executor } from '../../db/database.js'
 import { outbox } from '../../db/schema.js'
+import type { Tracing } from '../telemetry/tracing.js'
 import type { EventBus, Topic } from './events.js'
 
 const BATCH = 100
@@ -34,6 +35,8 @@ export interface PendingEvent<Event = unknown> {
   id: number
   topic: Topic<Event>
   payload: Event
+  /** The change's trace, when tracing is on. */
+  traceparent?: string | undefined
 }
 
 interface OutboxDependencies {
@@ -42,6 +45,8 @@ interface OutboxDependencies {
   publishWaitMs: number
   events: Pick<EventBus, 'deliver' | 'upFor' | 'answersInTime'>
   log: FastifyBaseLogger
+  /** When on, each event keeps the trace context of the change that caused it. */
+  tracing?: Pick<Tracing, 'traceparent'> | undefined
 }
 
 /**
@@ -51,7 +56,7 @@ interface OutboxDependencies {
  * relay publishes what a crash or an outage left. At least once (subscribers drop
  * repeats by event id); one instance relays at a time.
  */
-export function createOutbox({ db, publishWaitMs, events, log }: OutboxDependencies) {
+export function createOutbox({ db, publishWaitMs, events, log, tracing }: OutboxDependencies) {
   let poller: NodeJS.Timeout | undefined
   let queued: Promise<void> | undefined
   let last: Promise<void> = Promise.resolve()
@@ -73,7 +78,9 @@ export function createOutbox({ db, publishWaitMs, events, log }: OutboxDependenc
         .limit(BATCH)
       const notPublishedHere = rows.filter((row) => !published.pending(row.id))
       await Promise.all(
-        notPublishedHere.map((row) => events.deliver(row.topic, row.payload, row.id)),
+        notPublishedHere.map((row) =>
+          events.deliver(row.topic, row.payload, row.id, row.traceparent),
+        ),
       )
       if (rows.length > 0) {
         const ids = rows.map((row) => row.id)
@@ -128,7 +135,7 @@ export function createOutbox({ db, publishWaitMs, events, log }: OutboxDependenc
   async function publishInOrder(pending: readonly PendingEvent[]): Promise<void> {
     for (const event of pending) {
       try {
-        await events.deliver(event.topic, event.payload, event.id)
+        await events.deliver(event.topic, event.payload, event.id, event.traceparent)
         published.add(event.id)
       } catch {
         return
@@ -139,13 +146,17 @@ export function createOutbox({ db, publishWaitMs, events, log }: OutboxDependenc
   return {
     /** Records an event in the caller's transaction; publish it once that commits. */
     async enqueue<Event>(executor: Executor, topic: Topic<Event>, payload: Event) {
+      const traceparent = tracing?.traceparent()
       const [row] = await executor
         .insert(outbox)
-        .values({ topic, payload })
+        .values({ topic, payload, traceparent })
         .returning({ id: outbox.id })
       if (!row) throw new Error('INSERT … RETURNING gave no row')
-      return { id: row.id, topic, payload } satisfies PendingEvent<Event>
+      return { id: row.id, topic, payload, traceparent } satisfies PendingEvent<Event>
     },
+
+    /** The trace context an event recorded now keeps (undefined when tracing is off). */
+    traceparent: () => tracing?.traceparent(),
 
     /**
      * Publishes events after their commit, in order; resolves when done, failed, or
