@@ -89,6 +89,14 @@ export const users = pgTable(
     twoFactorEnabled: boolean('two_factor_enabled').notNull().default(false),
     role: roles('role').notNull().default('user'),
     createdAt: instant('created_at').notNull().defaultNow(),
+    emailVerifiedAt: instant('email_verified_at'),
+    // Raised whenever every session must end: access tokens carry the version they were
+    // issued under, and one of an older version is refused.
+    sessionVersion: integer('session_version').notNull().default(0),
+    // The TOTP secret, encrypted; set at setup, in use once twoFactorEnabled is true.
+    totpSecret: text('totp_secret'),
+    // The last TOTP time step a login used: a code is good once per window.
+    totpLastStep: bigint('totp_last_step', { mode: 'number' }),
   },
   (table) => [uniqueIndex('users_email_lower_idx').on(sql`lower(${table.email})`)],
 )
@@ -113,6 +121,52 @@ export const refreshTokens = pgTable(
     index('refresh_tokens_family_idx').on(table.familyId),
   ],
 )
+
+/** Ten single-use codes that stand in for a TOTP code, stored only as their SHA-256. */
+export const recoveryCodes = pgTable(
+  'recovery_codes',
+  {
+    userId: integer('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    codeHash: text('code_hash').notNull(),
+    usedAt: instant('used_at'),
+  },
+  (table) => [primaryKey({ columns: [table.userId, table.codeHash] })],
+)
+
+export const accountTokenPurposes = pgEnum('account_token_purpose', [
+  'password-reset',
+  'verify-email',
+])
+
+/**
+ * The single-use tokens mailed to an account (a password reset, an email to verify),
+ * stored only as their SHA-256, until they are used or expire.
+ */
+export const accountTokens = pgTable(
+  'account_tokens',
+  {
+    tokenHash: text('token_hash').primaryKey(),
+    userId: integer('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    purpose: accountTokenPurposes('purpose').notNull(),
+    expiresAt: instant('expires_at').notNull(),
+    usedAt: instant('used_at'),
+    createdAt: instant('created_at').notNull().defaultNow(),
+  },
+  (table) => [index('account_tokens_user_idx').on(table.userId)],
+)
+
+/**
+ * The ids of deleted accounts: their row is gone (and their email free again), but the
+ * id answers 410 rather than 404, as a deleted product's does. Ids are never reused.
+ */
+export const deletedUsers = pgTable('deleted_users', {
+  id: integer('id').primaryKey(),
+  deletedAt: instant('deleted_at').notNull().defaultNow(),
+})
 
 export const posts = pgTable(
   'posts',
@@ -176,9 +230,8 @@ export const orders = pgTable(
   'orders',
   {
     id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
-    userId: integer('user_id')
-      .notNull()
-      .references(() => users.id, { onDelete: 'cascade' }),
+    // No foreign key: an order outlives the account that placed it, keeping its id.
+    userId: integer('user_id').notNull(),
     status: orderStatuses('status').notNull().default('PENDING'),
     // Summed from the items when placed; at most what 12 digits before the point hold.
     total: numeric('total', { precision: 14, scale: 2, mode: 'number' }).notNull(),
