@@ -20,6 +20,7 @@ import { createServiceMetrics, requestMetrics } from './platform/infrastructure/
 import { createOutbox } from './platform/infrastructure/outbox.js'
 import { createReadCache } from './platform/infrastructure/read-cache.js'
 import type { RedisConnections } from './platform/infrastructure/redis.js'
+import { createSessionAnnouncements } from './platform/infrastructure/session-announcements.js'
 import { cors } from './platform/plugins/cors.js'
 import { credentialLimits } from './platform/plugins/credential-limits.js'
 import {
@@ -91,13 +92,18 @@ export async function buildApp(deps: AppDependencies, config: Config) {
     secret: config.auth.jwtSecret,
     ttlSeconds: config.auth.deviceTokenTtlSeconds,
   })
-  const liveAccounts = createLiveAccounts(createUsersRepository(deps.database.db).exists)
+  const liveAccounts = createLiveAccounts(createUsersRepository(deps.database.db).sessionVersionOf)
   const outbox = createOutbox({
     db: deps.database.db,
     publishWaitMs: config.redisTimeoutMs,
     events: deps.events,
     log: app.log,
     tracing: deps.tracing,
+  })
+  const sessionAnnouncements = createSessionAnnouncements({
+    events: deps.events,
+    outbox,
+    liveAccounts,
   })
   const infrastructure: Infrastructure = {
     database: deps.database,
@@ -113,13 +119,22 @@ export async function buildApp(deps: AppDependencies, config: Config) {
     log: app.log,
     accessTokens,
     deviceTokens,
+    sessionAnnouncements,
     instanceId: randomUUID(),
     metrics,
   }
   const modules = (deps.modules ?? createDomainModules)(infrastructure)
   const { handlers, resolvers, loaders, socketObservers } = assembleModules(modules)
   // The relay starts first and stops last: modules may still publish while they stop.
-  runLifecycles(app, [{ name: 'outbox', start: outbox.start, stop: outbox.stop }, ...modules])
+  runLifecycles(app, [
+    { name: 'outbox', start: outbox.start, stop: outbox.stop },
+    {
+      name: 'session-announcements',
+      start: sessionAnnouncements.start,
+      stop: sessionAnnouncements.stop,
+    },
+    ...modules,
+  ])
 
   // First, so that its span of each request covers every other plugin's hooks.
   if (deps.tracing) await app.register(deps.tracing.fastifyPlugin)

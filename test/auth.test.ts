@@ -477,8 +477,8 @@ describe('the cache of verified access tokens', () => {
 
   it('refuses a token it verified once, after the token expires', () => {
     vi.useFakeTimers({ now: Date.now() })
-    const token = tokens.sign({ userId: 7, role: 'user' })
-    expect(tokens.verify(token)).toEqual({ userId: 7, role: 'user' })
+    const token = tokens.sign({ userId: 7, role: 'user', sessionVersion: 2 })
+    expect(tokens.verify(token)).toMatchObject({ userId: 7, role: 'user', sessionVersion: 2 })
     vi.advanceTimersByTime(61_000)
     expect(() => tokens.verify(token)).toThrow(/invalid or expired/)
   })
@@ -495,19 +495,20 @@ describe('the cache of verified access tokens', () => {
 
   it('answers each token with its own caller when more tokens pass than it keeps', () => {
     const signed = Array.from({ length: 1500 }, (_, index) =>
-      tokens.sign({ userId: index + 1, role: index % 2 ? 'admin' : 'user' }),
+      tokens.sign({ userId: index + 1, role: index % 2 ? 'admin' : 'user', sessionVersion: index }),
     )
     for (const token of signed) tokens.verify(token)
     for (const [index, token] of signed.entries()) {
-      expect(tokens.verify(token)).toEqual({
+      expect(tokens.verify(token)).toMatchObject({
         userId: index + 1,
         role: index % 2 ? 'admin' : 'user',
+        sessionVersion: index,
       })
     }
   })
 
   it('refuses a token one character away from one it verified', () => {
-    const token = tokens.sign({ userId: 7, role: 'admin' })
+    const token = tokens.sign({ userId: 7, role: 'admin', sessionVersion: 0 })
     expect(tokens.verify(token).role).toBe('admin')
     const at = token.length - 10 // inside the signature, clear of base64's padding bits
     const other = token[at] === 'A' ? 'B' : 'A'

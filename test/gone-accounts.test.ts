@@ -146,13 +146,18 @@ describe.each(backends)('tokens of accounts that are gone on $name', (backend) =
 })
 
 describe('the accounts an instance knows to exist', () => {
-  const alice = { userId: 7, role: 'user' } as const
+  const alice = {
+    userId: 7,
+    role: 'user',
+    sessionVersion: 3,
+    expiresAt: Date.now() + 60_000,
+  } as const
 
   it('asks once for concurrent callers, then answers at once without asking', async () => {
     let lookups = 0
     const accounts = createLiveAccounts(async () => {
       lookups += 1
-      return true
+      return 3
     })
     const first = accounts.confirm(alice)
     const second = accounts.confirm(alice)
@@ -165,10 +170,10 @@ describe('the accounts an instance knows to exist', () => {
   it('refuses a gone account at once while that answer is fresh, and asks again after 2 s', async () => {
     vi.useFakeTimers({ now: Date.now() })
     try {
-      let stored = true
+      let stored: number | undefined = 3
       const accounts = createLiveAccounts(async () => stored)
       await accounts.confirm(alice)
-      stored = false
+      stored = undefined
       expect(accounts.confirm(alice)).toBe(alice)
       vi.advanceTimersByTime(2000)
       await expect(accounts.confirm(alice)).rejects.toMatchObject({ code: 'UNAUTHENTICATED' })

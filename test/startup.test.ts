@@ -11,7 +11,7 @@ import { specification } from './helpers/contract.js'
 import { startServer } from './helpers/server.js'
 
 const accessTokens = createAccessTokens({ secret: 's'.repeat(32), ttlSeconds: 60 })
-const liveAccounts = createLiveAccounts(async () => true)
+const liveAccounts = createLiveAccounts(async () => 0)
 const operationIds = Object.values(specification.paths).flatMap((path) =>
   Object.values(path).map((operation) => operation.operationId),
 )

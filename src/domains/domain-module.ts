@@ -12,6 +12,7 @@ import type { ServiceMetrics } from '../platform/infrastructure/metrics.js'
 import type { Outbox } from '../platform/infrastructure/outbox.js'
 import type { ReadCache } from '../platform/infrastructure/read-cache.js'
 import type { RedisConnections } from '../platform/infrastructure/redis.js'
+import type { SessionAnnouncements } from '../platform/infrastructure/session-announcements.js'
 
 /** What every domain may be built from: the outside world, made once in buildApp. */
 export interface Infrastructure {
@@ -28,6 +29,8 @@ export interface Infrastructure {
   accessTokens: AccessTokens
   /** Issued at login: a client's later logins are budgeted per device (credential-limits.ts). */
   deviceTokens: DeviceTokens
+  /** How the end of an account's sessions reaches every instance at once. */
+  sessionAnnouncements: Pick<SessionAnnouncements, 'record' | 'announce'>
   /** This instance among the others: new at each start. */
   instanceId: string
   /** What this instance measures of itself (requests, event loop, process). */

@@ -4,6 +4,7 @@ import {
   type AccessTokens,
   bearerTokenOf,
   type Principal,
+  type TokenPrincipal,
 } from '../platform/infrastructure/access-tokens.js'
 import type { LiveAccounts } from '../platform/infrastructure/live-accounts.js'
 import { createLoaderSet, type GraphQLLoaders, type LoaderSet } from './loaders.js'
@@ -49,7 +50,7 @@ export function createContextFactory(
    * The principal the credentials' token proves (authToken first): none is anonymous, a
    * bad one throws. Whether its account still exists is confirmedPrincipalOf's question.
    */
-  function principalOf({ authToken, authorization }: Credentials): Principal | null {
+  function principalOf({ authToken, authorization }: Credentials): TokenPrincipal | null {
     const token = authToken ?? authorization
     if (token === undefined || token === null || token === '') return null
     if (typeof token !== 'string') throw unauthenticated('authToken must be a string')
@@ -60,7 +61,7 @@ export function createContextFactory(
   /** principalOf, once its account is known to exist (at once while that is fresh). */
   function confirmedPrincipalOf(
     credentials: Credentials,
-  ): Principal | null | Promise<Principal | null> {
+  ): TokenPrincipal | null | Promise<TokenPrincipal | null> {
     const principal = principalOf(credentials)
     return principal && liveAccounts.confirm(principal)
   }

@@ -24,6 +24,7 @@ import { withSubscriptions } from './subscriptions.js'
 import { createAdmission } from './websocket/admission.js'
 import { createWebSocketServer } from './websocket/server.js'
 import type { SocketObserver } from './websocket/socket-seats.js'
+import { createSocketSessions } from './websocket/socket-sessions.js'
 import { createUpgradeHandler } from './websocket/upgrades.js'
 
 export const schemaPath = graphqlSchemaPath
@@ -79,6 +80,8 @@ export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOption
   const rules = { introspection: options.introspection }
   const countDeprecatedFields = createDeprecationCounter(options.countDeprecatedFieldUse)
   const persisted = persistedDocumentsOverHttp(options.persistedDocuments)
+  const sessions = createSocketSessions()
+  options.liveAccounts.onSessionsEnded(sessions.sessionsEnded)
   const serve = createWebSocketServer({
     schema,
     contexts,
@@ -91,6 +94,7 @@ export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOption
     admitted: countDeprecatedFields,
     log: app.log,
     closeSlowConsumer,
+    sessions,
     tracing: options.tracing,
   })
   const upgrade = createUpgradeHandler({

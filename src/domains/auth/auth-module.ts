@@ -12,7 +12,11 @@ export function createAuthModule(
     config,
     accessTokens,
     deviceTokens,
-  }: Pick<Infrastructure, 'database' | 'config' | 'accessTokens' | 'deviceTokens'>,
+    sessionAnnouncements,
+  }: Pick<
+    Infrastructure,
+    'database' | 'config' | 'accessTokens' | 'deviceTokens' | 'sessionAnnouncements'
+  >,
   { passwords }: { passwords: Passwords },
 ) {
   const auth = createAuthService({
@@ -21,6 +25,7 @@ export function createAuthModule(
     refreshTokens: createRefreshTokensRepository(database.db),
     accessTokens,
     deviceTokens,
+    announcements: sessionAnnouncements,
     refreshTokenTtlSeconds: config.auth.refreshTokenTtlSeconds,
     passwords,
   })

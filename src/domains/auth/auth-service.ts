@@ -4,6 +4,11 @@ import type { UserRow } from '../../db/schema.js'
 import { unauthenticated } from '../../platform/errors.js'
 import type { AccessTokens, Principal } from '../../platform/infrastructure/access-tokens.js'
 import type { DeviceTokens } from '../../platform/infrastructure/device-tokens.js'
+import type { PendingEvent } from '../../platform/infrastructure/outbox.js'
+import type {
+  SessionAnnouncements,
+  SessionsEndedEvent,
+} from '../../platform/infrastructure/session-announcements.js'
 import type { Passwords } from '../users/password.js'
 import type { UsersRepository } from '../users/users-repository.js'
 import type { RefreshTokensRepository } from './refresh-tokens-repository.js'
@@ -20,12 +25,16 @@ export interface LoginTokens extends TokenPair {
   deviceToken: string
 }
 
+/** A committed end of every session of an account, to announce to every instance. */
+export type SessionsEnded = PendingEvent<SessionsEndedEvent>
+
 interface AuthServiceDependencies {
   db: Database
-  users: Pick<UsersRepository, 'findByEmail' | 'findById'>
+  users: Pick<UsersRepository, 'findByEmail' | 'findById' | 'raiseSessionVersion'>
   refreshTokens: RefreshTokensRepository
   accessTokens: AccessTokens
   deviceTokens: DeviceTokens
+  announcements: Pick<SessionAnnouncements, 'record' | 'announce'>
   refreshTokenTtlSeconds: number
   passwords: Passwords
 }
@@ -35,7 +44,7 @@ const invalidRefreshToken = () =>
   unauthenticated('The refresh token is invalid, expired or revoked')
 
 export function createAuthService(deps: AuthServiceDependencies) {
-  const { db, users, refreshTokens, accessTokens, deviceTokens, passwords } = deps
+  const { db, users, refreshTokens, accessTokens, deviceTokens, passwords, announcements } = deps
 
   /** A new access token and refresh token; the refresh token joins the given session. */
   async function issuePair(
@@ -55,11 +64,29 @@ export function createAuthService(deps: AuthServiceDependencies) {
       executor,
     )
     return {
-      accessToken: accessTokens.sign({ userId: user.id, role: user.role }),
+      accessToken: accessTokens.sign({
+        userId: user.id,
+        role: user.role,
+        sessionVersion: user.sessionVersion,
+      }),
       refreshToken,
       tokenType: 'Bearer',
       expiresIn: accessTokens.ttlSeconds,
     }
+  }
+
+  /**
+   * Ends every session of a user in the caller's transaction, as a change of its role
+   * or password, or its deletion, must: its refresh tokens are revoked and its session
+   * version raised, which refuses every access token issued before. Pass the result to
+   * `announce` once the transaction has committed; a pair issued after this, from the
+   * user row read again in the transaction, belongs to the new version.
+   */
+  async function endSessionsOf(userId: number, executor: Executor): Promise<SessionsEnded> {
+    await refreshTokens.revokeEveryFamilyOf(userId, executor)
+    const sessionVersion = await users.raiseSessionVersion(userId, executor)
+    if (sessionVersion === undefined) throw new Error(`No user has the id ${userId}`)
+    return announcements.record(executor, { userId, sessionVersion })
   }
 
   return {
@@ -92,9 +119,15 @@ export function createAuthService(deps: AuthServiceDependencies) {
       throw invalidRefreshToken()
     },
 
-    /** Ends every session of a user, as a change of its role or password must. */
-    endSessionsOf(userId: number, executor: Executor = db): Promise<void> {
-      return refreshTokens.revokeEveryFamilyOf(userId, executor)
+    endSessionsOf,
+
+    /** Every instance refuses the ended sessions' tokens and closes their sockets. */
+    announce: (ended: SessionsEnded): Promise<void> => announcements.announce(ended),
+
+    /** Ends every session of the caller (logout-all). */
+    async endEverySession(userId: number): Promise<void> {
+      const ended = await db.transaction((tx) => endSessionsOf(userId, tx))
+      await announcements.announce(ended)
     },
 
     /** Ends the caller's session that the refresh token belongs to. */

@@ -1,7 +1,8 @@
 import { and, count, desc, eq, getTableColumns, sql } from 'drizzle-orm'
 import type { components } from '../../../generated/openapi.js'
 import type { Database, Executor } from '../../db/database.js'
-import { type OrderRow, orderItems, orders } from '../../db/schema.js'
+import { type OrderRow, orderItems, orders, users } from '../../db/schema.js'
+import { accountGone } from '../../platform/infrastructure/live-accounts.js'
 import { offsetOf, type PageRequest } from '../../platform/pagination.js'
 import type { PricedLine } from '../catalog/inventory.js'
 
@@ -40,6 +41,15 @@ export function createOrdersRepository(db: Database) {
       executor: Executor,
       { userId, lines, total }: { userId: number; lines: readonly PricedLine[]; total: number },
     ): Promise<Order> {
+      // Placed only while the account exists, which then stays until the transaction ends
+      // (the key-share lock a foreign key would take): an order outlives its account, so
+      // its table has no foreign key to take it.
+      const [account] = await executor
+        .select({ id: users.id })
+        .from(users)
+        .where(eq(users.id, userId))
+        .for('key share')
+      if (!account) throw accountGone()
       const [row] = await executor.insert(orders).values({ userId, total }).returning()
       if (!row) throw new Error('INSERT … RETURNING gave no row')
       await executor.insert(orderItems).values(lines.map((line) => ({ ...line, orderId: row.id })))

@@ -22,9 +22,23 @@ export function createUsersRepository(db: Database) {
       return row
     },
 
-    async exists(id: number): Promise<boolean> {
-      const [row] = await db.select({ id: users.id }).from(users).where(eq(users.id, id))
-      return row !== undefined
+    /** The account's session version; undefined when there is no such account. */
+    async sessionVersionOf(id: number): Promise<number | undefined> {
+      const [row] = await db
+        .select({ sessionVersion: users.sessionVersion })
+        .from(users)
+        .where(eq(users.id, id))
+      return row?.sessionVersion
+    },
+
+    /** Raises the account's session version: undefined when there is no such account. */
+    async raiseSessionVersion(id: number, executor: Executor = db): Promise<number | undefined> {
+      const [row] = await executor
+        .update(users)
+        .set({ sessionVersion: sql`${users.sessionVersion} + 1` })
+        .where(eq(users.id, id))
+        .returning({ sessionVersion: users.sessionVersion })
+      return row?.sessionVersion
     },
 
     findByIds(ids: readonly number[]): Promise<UserRow[]> {

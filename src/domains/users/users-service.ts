@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto'
 import DataLoader from 'dataloader'
 import type { FastifyBaseLogger } from 'fastify'
-import type { Database, Executor } from '../../db/database.js'
+import type { Database } from '../../db/database.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import type { UserRow } from '../../db/schema.js'
 import { assertValidFields, conflict, notFound } from '../../platform/errors.js'
 import { readableTextProblem } from '../../platform/input-rules.js'
+import type { AuthService } from '../auth/auth-service.js'
 import type { Passwords } from './password.js'
 import type { UsersRepository } from './users-repository.js'
 
@@ -17,9 +18,7 @@ export interface SignUp {
 }
 
 /** What the users domain needs of sessions: an account whose credentials change loses them. */
-export interface Sessions {
-  endSessionsOf(userId: number, executor?: Executor): Promise<void>
-}
+export type Sessions = Pick<AuthService, 'endSessionsOf' | 'announce'>
 
 interface Dependencies {
   db: Database
@@ -48,10 +47,11 @@ export function createUsersService({ db, users, sessions, passwords }: Dependenc
     const samePassword = await passwords.verify(password, existing.passwordHash)
     if (existing.role === 'admin' && samePassword) return false
     const passwordHash = samePassword ? existing.passwordHash : await passwords.hash(password)
-    await db.transaction(async (tx) => {
+    const ended = await db.transaction(async (tx) => {
       await users.setCredentials(existing.id, { passwordHash, role: 'admin' }, tx)
-      await sessions.endSessionsOf(existing.id, tx)
+      return sessions.endSessionsOf(existing.id, tx)
     })
+    await sessions.announce(ended)
     return true
   }
 

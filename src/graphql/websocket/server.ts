@@ -15,7 +15,7 @@ import {
 } from 'graphql-ws'
 import type { WebSocket } from 'ws'
 import { AppError } from '../../platform/errors.js'
-import type { Principal } from '../../platform/infrastructure/access-tokens.js'
+import type { TokenPrincipal } from '../../platform/infrastructure/access-tokens.js'
 import { isRecord } from '../../platform/input-rules.js'
 import type { Tracing } from '../../platform/telemetry/tracing.js'
 import { beforeExecution, type ContextFactory, type GraphQLContext } from '../context.js'
@@ -28,6 +28,7 @@ import { createCompiledSubscriptions } from './compiled-subscriptions.js'
 import { LEGACY_SUBPROTOCOL, legacyTranslation } from './legacy-protocol.js'
 import type { LiveSubscriptions } from './live-subscriptions.js'
 import { type SocketSeat, TOO_MANY_SOCKETS } from './socket-seats.js'
+import type { SocketSessions } from './socket-sessions.js'
 
 /** What the server knows of each socket beyond the protocol. */
 export interface SocketExtra {
@@ -48,6 +49,8 @@ export interface WebSocketServerOptions {
   admitted: (schema: GraphQLSchema, document: DocumentNode) => void
   /** Closes a socket whose subscriber fell too far behind. */
   closeSlowConsumer: (socket: WebSocket) => void
+  /** Each signed-in socket, closed when its session ends or its token expires. */
+  sessions: SocketSessions
   /** A span per operation, when tracing is on. */
   tracing?: Pick<Tracing, 'startOperation'> | undefined
 }
@@ -59,9 +62,19 @@ const credentialsOf = (ctx: { connectionParams?: ConnectionParams; extra: Socket
   authorization: ctx.extra.request.headers.authorization,
 })
 
-/** The socket moved to its caller's seats; refused when that caller has no seat left. */
-function seated({ seat, socket, request }: SocketExtra, principal: Principal | null): boolean {
-  if (seat.moveTo(principal, request.ip)) return true
+/**
+ * The socket moved to its caller's seats, and held to its caller's session; refused
+ * when that caller has no seat left.
+ */
+function seated(
+  { seat, socket, request }: SocketExtra,
+  principal: TokenPrincipal | null,
+  sessions: SocketSessions,
+): boolean {
+  if (seat.moveTo(principal, request.ip)) {
+    if (principal) sessions.track(socket, principal)
+    return true
+  }
   // Closed with our code first; graphql-ws's own close (4403) then finds it closing.
   socket.close(TOO_MANY_SOCKETS.code, TOO_MANY_SOCKETS.reason)
   return false
@@ -124,10 +137,10 @@ function serverOptions(
       } catch {
         return false
       }
-      if (!(principal instanceof Promise)) return seated(ctx.extra, principal)
+      if (!(principal instanceof Promise)) return seated(ctx.extra, principal, options.sessions)
       // A gone account is refused as a bad token is (4403); a database that fails, thrown (4500).
       return principal.then(
-        (confirmed) => seated(ctx.extra, confirmed),
+        (confirmed) => seated(ctx.extra, confirmed, options.sessions),
         (error) => {
           if (error instanceof AppError) return false
           throw error

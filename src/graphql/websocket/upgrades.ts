@@ -5,9 +5,7 @@ import type { ContextFactory } from '../context.js'
 import { createLiveSubscriptions } from './live-subscriptions.js'
 import type { ServeSocket } from './server.js'
 import { createSocketSeats, type SocketObserver, TOO_MANY_SOCKETS } from './socket-seats.js'
-
-/** Close code of a WebSocket whose credentials are refused, as graphql-transport-ws has it. */
-const FORBIDDEN_CLOSE = { code: 4403, reason: 'Forbidden' }
+import { FORBIDDEN_CLOSE } from './socket-sessions.js'
 
 export interface UpgradeOptions {
   serve: ServeSocket

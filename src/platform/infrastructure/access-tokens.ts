@@ -11,6 +11,14 @@ export interface Principal {
   role: Role
 }
 
+/** A principal as its access token carries it: the session it belongs to, and its end. */
+export interface TokenPrincipal extends Principal {
+  /** The account's session version when the token was issued (users.session_version). */
+  sessionVersion: number
+  /** When the token expires, in ms since the epoch. */
+  expiresAt: number
+}
+
 export interface AccessTokenSettings {
   secret: string
   ttlSeconds: number
@@ -43,11 +51,15 @@ export function createAccessTokens({ secret, ttlSeconds }: AccessTokenSettings) 
 
   return {
     ttlSeconds,
-    sign(principal: Principal): string {
-      return signer({ sub: String(principal.userId), role: principal.role })
+    sign(principal: Principal & Pick<TokenPrincipal, 'sessionVersion'>): string {
+      return signer({
+        sub: String(principal.userId),
+        role: principal.role,
+        sv: principal.sessionVersion,
+      })
     },
     /** The token's principal; a forged, malformed or expired token is UNAUTHENTICATED. */
-    verify(token: string): Principal {
+    verify(token: string): TokenPrincipal {
       const known = verified.get(token)
       if (known) return known
       let claims: Claims
@@ -57,11 +69,18 @@ export function createAccessTokens({ secret, ttlSeconds }: AccessTokenSettings) 
         throw unauthenticated('The access token is invalid or expired')
       }
       const userId = userIdOf(claims.sub)
-      if (userId === undefined || !isRole(claims.role) || !livesWithin(claims, ttlSeconds)) {
+      const sessionVersion = sessionVersionOf(claims.sv)
+      if (
+        userId === undefined ||
+        sessionVersion === undefined ||
+        !isRole(claims.role) ||
+        !livesWithin(claims, ttlSeconds)
+      ) {
         throw unauthenticated('The access token is invalid or expired')
       }
-      const principal: Principal = { userId, role: claims.role }
-      verified.set(token, principal, claims.exp * 1000)
+      const expiresAt = claims.exp * 1000
+      const principal: TokenPrincipal = { userId, role: claims.role, sessionVersion, expiresAt }
+      verified.set(token, principal)
       return principal
     },
   }
@@ -72,6 +91,7 @@ export type AccessTokens = ReturnType<typeof createAccessTokens>
 interface Claims {
   sub?: unknown
   role?: unknown
+  sv?: unknown
   exp: number
   iat: number
 }
@@ -91,6 +111,12 @@ function livesWithin({ exp, iat }: Claims, ttlSeconds: number): boolean {
 
 const isRole = (role: unknown): role is Role => role === 'user' || role === 'admin'
 
+/** A token issued before sessions had versions carries none: it belongs to the first. */
+const sessionVersionOf = (claim: unknown): number | undefined => {
+  if (claim === undefined) return 0
+  return Number.isSafeInteger(claim) && (claim as number) >= 0 ? (claim as number) : undefined
+}
+
 /** As many as fast-jwt's own cache keeps: a few hundred kilobytes at most. */
 const VERIFIED_TOKENS_KEPT = 1000
 
@@ -98,20 +124,21 @@ const VERIFIED_TOKENS_KEPT = 1000
  * Tokens already verified, keyed by the token itself, until they expire; the oldest is
  * forgotten first when full. fast-jwt's own cache keys each token by a SHA-512 of it,
  * which was most of what a cached check cost, and it warns at every start when given a
- * cheaper key.
+ * cheaper key. A token of an ended session stays here: live-accounts.ts refuses its
+ * session version on every path, so nothing needs to be forgotten when sessions end.
  */
 function createVerifiedTokens(capacity: number) {
-  const entries = new Map<string, { principal: Principal; expiresAt: number }>()
+  const entries = new Map<string, TokenPrincipal>()
   return {
-    get(token: string): Principal | undefined {
-      const entry = entries.get(token)
-      if (!entry) return undefined
-      if (Date.now() < entry.expiresAt) return entry.principal
+    get(token: string): TokenPrincipal | undefined {
+      const principal = entries.get(token)
+      if (!principal) return undefined
+      if (Date.now() < principal.expiresAt) return principal
       entries.delete(token)
       return undefined
     },
-    set(token: string, principal: Principal, expiresAt: number) {
-      setNewest(entries, token, { principal, expiresAt }, capacity)
+    set(token: string, principal: TokenPrincipal) {
+      setNewest(entries, token, principal, capacity)
     },
   }
 }

@@ -181,6 +181,25 @@ export function createEventBus({
       return iterator
     },
 
+    /**
+     * Calls `onEvent` with each payload published on `topic` from now on, once the
+     * emitter has subscribed: for the service's own listeners, which are no GraphQL
+     * subscription and are not counted as one. Resolves to the function that stops it.
+     */
+    async listen<Event>(
+      topic: Topic<Event>,
+      onEvent: (payload: Event) => void,
+    ): Promise<() => Promise<void>> {
+      const channel = channelOf(topic)
+      const listener = (message: Message, done: () => void) => {
+        done()
+        onEvent(message.payload as Event)
+      }
+      await new Promise<void>((resolve) => emitter.on(channel, listener, resolve))
+      return () =>
+        new Promise<void>((resolve) => emitter.removeListener(channel, listener, resolve))
+    },
+
     /** Live subscriptions on this instance. */
     activeSubscriptions: () => active,
 
