@@ -313,7 +313,7 @@ describe.each(backends)('two-factor on $name', (backend) => {
       expect(await stored(account.user.id)).toEqual(before)
     })
 
-    it('enable without setup answers 409, and a wrong code 401, both changing nothing', async () => {
+    it('enable with a wrong code: 401 MFA_REQUIRED (without a setup: 409, above)', async () => {
       const clock = frozenClock()
       const account = await setUp()
       const before = await stored(account.user.id)
