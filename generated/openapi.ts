@@ -506,8 +506,86 @@ export interface paths {
          *     per window); past either, attempts answer 429 until the window resets. An attempt
          *     that carries a valid `deviceToken` of the account is budgeted per device instead,
          *     so failures elsewhere do not lock this client out. Successful logins are not counted.
+         *
+         *     An account with two-factor enabled also needs `otp`: checked only once the password
+         *     is right, a missing or wrong one answers 401 `MFA_REQUIRED` (and counts as a failed
+         *     attempt). Each code logs in once: a code of a step already used, or a used
+         *     recovery code, is refused.
          */
         post: operations["login"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/2fa/setup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start setting up two-factor authentication
+         * @description Answers a fresh TOTP secret (RFC 6238: SHA-1, 6 digits, 30-second steps) for an
+         *     authenticator app, as base32 and as an `otpauth://` URL to show as a QR code. The
+         *     secret is stored encrypted and is not in use until `POST /auth/2fa/enable` proves
+         *     the app holds it; setting up again replaces a pending secret. An account with
+         *     two-factor enabled answers 409: disable it first.
+         */
+        post: operations["setupTwoFactor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/2fa/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Turn two-factor authentication on
+         * @description Takes a current code of the pending secret (one step of clock drift either side is
+         *     accepted) and turns two-factor on: from then on `POST /auth/login` needs `otp`.
+         *     Answers ten recovery codes, shown only here, each of which stands in once for a
+         *     code. A wrong code, or one already used, answers 401 `MFA_REQUIRED` and changes
+         *     nothing; without a pending setup, or with two-factor already on, 409. Other
+         *     sessions of the account go on.
+         */
+        post: operations["enableTwoFactor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/2fa/disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Turn two-factor authentication off
+         * @description Takes a current code or an unused recovery code and turns two-factor off: the
+         *     secret, the recovery codes and the record of used codes are deleted, and login
+         *     needs only the password again. A code that has logged in already is refused for
+         *     the rest of its window. A wrong or used code answers 401 `MFA_REQUIRED` and
+         *     changes nothing; an account without two-factor, 409.
+         */
+        post: operations["disableTwoFactor"];
         delete?: never;
         options?: never;
         head?: never;
@@ -866,6 +944,41 @@ export interface components {
             email: string;
             password: components["schemas"]["Password"];
             deviceToken?: components["schemas"]["DeviceToken"];
+            otp?: components["schemas"]["SecondFactorCode"];
+        };
+        /**
+         * @description A current code of the account's authenticator (6 digits), or one of its unused
+         *     recovery codes (`xxxxx-xxxxx`, the hyphen optional, in either case). Needed by an
+         *     account with two-factor enabled; ignored for one without.
+         */
+        SecondFactorCode: string;
+        /** @description A current code of the authenticator app (6 digits). */
+        TotpCode: string;
+        TwoFactorSetup: {
+            /** @description The TOTP secret in base32, for apps that take it typed in. */
+            secret: string;
+            /**
+             * Format: uri
+             * @description `otpauth://totp/<issuer>:<email>?secret=…&issuer=…&algorithm=SHA1&digits=6&period=30`,
+             *     to show as a QR code.
+             */
+            otpauthUrl: string;
+        };
+        TwoFactorSetupEnvelope: {
+            data: components["schemas"]["TwoFactorSetup"];
+        };
+        EnableTwoFactorRequest: {
+            code: components["schemas"]["TotpCode"];
+        };
+        DisableTwoFactorRequest: {
+            code: components["schemas"]["SecondFactorCode"];
+        };
+        RecoveryCodes: {
+            /** @description Ten codes (`xxxxx-xxxxx`), each good once in place of a TOTP code. */
+            recoveryCodes: string[];
+        };
+        RecoveryCodesEnvelope: {
+            data: components["schemas"]["RecoveryCodes"];
         };
         /**
          * @description Answered by a successful login, valid `DEVICE_TOKEN_TTL` seconds (90 days by
@@ -1182,8 +1295,12 @@ export interface components {
         ReportEnvelope: {
             data: components["schemas"]["Report"];
         };
-        /** @enum {string} */
-        ErrorCode: "VALIDATION_ERROR" | "BAD_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "GONE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE" | "RATE_LIMITED" | "INTERNAL" | "BAD_GATEWAY" | "UNAVAILABLE";
+        /**
+         * @description What went wrong, for a program to act on. Codes may be added as the API grows (as
+         *     `MFA_REQUIRED` was): treat one you do not know by its HTTP status.
+         * @enum {string}
+         */
+        ErrorCode: "VALIDATION_ERROR" | "BAD_REQUEST" | "UNAUTHENTICATED" | "MFA_REQUIRED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "GONE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE" | "RATE_LIMITED" | "INTERNAL" | "BAD_GATEWAY" | "UNAVAILABLE";
         Error: {
             code: components["schemas"]["ErrorCode"];
             message: string;
@@ -1351,6 +1468,33 @@ export interface components {
         };
         /** @description A product is unknown or deleted, the total is beyond what an order may hold, or the `Idempotency-Key` was used with another body (`UNPROCESSABLE`). */
         OrderUnprocessable: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /**
+         * @description No valid bearer token or credentials (`UNAUTHENTICATED`), or the account's second
+         *     factor missing, wrong or already used (`MFA_REQUIRED`).
+         */
+        SecondFactorRefused: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Two-factor is not in the state this change starts from (`CONFLICT`). */
+        TwoFactorStateConflict: {
             headers: {
                 "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -2508,8 +2652,112 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["SecondFactorRefused"];
+            406: components["responses"]["NotAcceptable"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    setupTwoFactor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The pending secret, shown only here. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TwoFactorSetupEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["TwoFactorStateConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    enableTwoFactor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EnableTwoFactorRequest"];
+            };
+        };
+        responses: {
+            /** @description Two-factor is on; the recovery codes. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecoveryCodesEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SecondFactorRefused"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["TwoFactorStateConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    disableTwoFactor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DisableTwoFactorRequest"];
+            };
+        };
+        responses: {
+            /** @description Two-factor is off. */
+            204: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SecondFactorRefused"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["TwoFactorStateConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];

@@ -30,6 +30,8 @@ const environmentSchema = {
     REDIS_KEY_PREFIX: { type: 'string', maxLength: 100, default: 'catalog:' },
     REDIS_TIMEOUT_MS: { type: 'integer', minimum: 1, maximum: 60_000, default: 100 },
     JWT_SECRET: { type: 'string', minLength: 32 },
+    // Its length is checked in loadConfig, with a message that says what it takes.
+    DATA_ENCRYPTION_KEY: { type: 'string' },
     ACCESS_TOKEN_TTL: { type: 'integer', minimum: 1, default: 900 },
     REFRESH_TOKEN_TTL: { type: 'integer', minimum: 1, default: 30 * 24 * 3600 },
     DEVICE_TOKEN_TTL: { type: 'integer', minimum: 1, default: 90 * 24 * 3600 },
@@ -99,6 +101,7 @@ interface Environment {
   REDIS_KEY_PREFIX: string
   REDIS_TIMEOUT_MS: number
   JWT_SECRET?: string
+  DATA_ENCRYPTION_KEY?: string
   ACCESS_TOKEN_TTL: number
   REFRESH_TOKEN_TTL: number
   DEVICE_TOKEN_TTL: number
@@ -229,6 +232,11 @@ export interface Config {
     retryBaseMs: number
     maxAttempts: number
   }
+  /**
+   * The root of the keys that seal secrets stored in the database (secret-box.ts):
+   * DATA_ENCRYPTION_KEY, or JWT_SECRET without it.
+   */
+  dataEncryptionKey: string
   auth: {
     jwtSecret: string
     accessTokenTtlSeconds: number
@@ -266,7 +274,12 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
   }
   if (!values.JWT_SECRET) {
     warnings.push(
-      'JWT_SECRET is not set: tokens are signed with a random secret and die with this process',
+      'JWT_SECRET is not set: tokens are signed with a random secret and die with this process (and so do two-factor secrets, unless DATA_ENCRYPTION_KEY is set)',
+    )
+  }
+  if (values.DATA_ENCRYPTION_KEY !== undefined && values.DATA_ENCRYPTION_KEY.length < 32) {
+    throw new ConfigError(
+      'Invalid configuration: DATA_ENCRYPTION_KEY must be a secret of at least 32 characters, such as the output of `openssl rand -base64 48`',
     )
   }
   if (values.PASSWORD_HASH_COST < DEFAULT_PASSWORD_HASH_COST && values.NODE_ENV === 'production') {
@@ -277,6 +290,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
   if (Boolean(values.ADMIN_EMAIL) !== Boolean(values.ADMIN_PASSWORD)) {
     throw new ConfigError('Invalid configuration: ADMIN_EMAIL and ADMIN_PASSWORD go together')
   }
+  const jwtSecret = values.JWT_SECRET ?? randomBytes(48).toString('base64url')
   return {
     port: values.PORT,
     host: values.HOST,
@@ -329,8 +343,9 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       retryBaseMs: values.EMAIL_RETRY_BASE_MS,
       maxAttempts: values.EMAIL_MAX_ATTEMPTS,
     },
+    dataEncryptionKey: values.DATA_ENCRYPTION_KEY ?? jwtSecret,
     auth: {
-      jwtSecret: values.JWT_SECRET ?? randomBytes(48).toString('base64url'),
+      jwtSecret,
       accessTokenTtlSeconds: values.ACCESS_TOKEN_TTL,
       refreshTokenTtlSeconds: values.REFRESH_TOKEN_TTL,
       deviceTokenTtlSeconds: values.DEVICE_TOKEN_TTL,

@@ -1,5 +1,6 @@
 import { createHmac, randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
+import { Secret, TOTP } from 'otpauth'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
 import { openapiV2Path } from '../src/paths.js'
@@ -368,6 +369,18 @@ describe.each(backends)('API versions on $name', (backend) => {
     )
     const logout = { json: { refreshToken: refreshed.refreshToken }, token: refreshed.accessToken }
     ok(await client.post('/auth/logout', logout), 204)
+    // Two-factor on, a login with a recovery code (the enabling code is spent), off again.
+    const credentials = { email, password: 'walker-password' }
+    const session = ok(await client.post('/auth/login', { json: credentials }))
+    const { secret } = ok(await client.post('/auth/2fa/setup', { token: session.accessToken }))
+    const code = new TOTP({ secret: Secret.fromBase32(secret) }).generate()
+    const { recoveryCodes } = ok(
+      await client.post('/auth/2fa/enable', { json: { code }, token: session.accessToken }),
+    )
+    const withOtp = { json: { ...credentials, otp: recoveryCodes[0] } }
+    const verified = ok(await client.post('/auth/login', withOtp))
+    const off = { json: { code: recoveryCodes[1] }, token: verified.accessToken }
+    ok(await client.post('/auth/2fa/disable', off), 204)
     ok(await client.get(`/users/${signedUp.id}`))
     const item = ok(
       await client.post('/products', {

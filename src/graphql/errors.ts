@@ -18,6 +18,8 @@ export const GRAPHQL_CODES: Record<ErrorCode, string> = {
   UNSUPPORTED_MEDIA_TYPE: 'BAD_USER_INPUT',
   METHOD_NOT_ALLOWED: 'BAD_USER_INPUT',
   UNAUTHENTICATED: 'UNAUTHENTICATED',
+  // No GraphQL operation asks for a second factor; were one to, it is a kind of this.
+  MFA_REQUIRED: 'UNAUTHENTICATED',
   FORBIDDEN: 'FORBIDDEN',
   NOT_FOUND: 'NOT_FOUND',
   GONE: 'NOT_FOUND',

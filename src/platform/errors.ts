@@ -52,6 +52,8 @@ export function assertValidFields(problems: Record<string, string | undefined>):
   if (Object.keys(details).length > 0) throw validationFailed(details)
 }
 export const unauthenticated = (message: string) => new AppError('UNAUTHENTICATED', 401, message)
+/** A second factor missing or wrong: a login, or a change of two-factor, needs a good code. */
+export const mfaRequired = (message: string) => new AppError('MFA_REQUIRED', 401, message)
 export const forbidden = (message: string) => new AppError('FORBIDDEN', 403, message)
 export const notFound = (message: string) => new AppError('NOT_FOUND', 404, message)
 /** An Accept this server cannot answer: the media type's code, with the status of its side. */

@@ -3,12 +3,13 @@ import { principalOf } from '../../http/security.js'
 import type { AuthService } from './auth-service.js'
 
 /** Token pairs are credentials: no browser or proxy cache may keep them. */
-const NO_STORE = 'no-store'
+export const NO_STORE = 'no-store'
 
 export function createAuthHandlers(auth: AuthService) {
   return {
     async login(request, reply) {
-      const pair = await auth.login(request.body.email, request.body.password)
+      const { email, password, otp } = request.body
+      const pair = await auth.login(email, password, otp)
       reply.header('cache-control', NO_STORE)
       return { data: pair }
     },

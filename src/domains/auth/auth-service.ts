@@ -12,6 +12,7 @@ import type {
 import type { Passwords } from '../users/password.js'
 import type { UsersRepository } from '../users/users-repository.js'
 import type { RefreshTokensRepository } from './refresh-tokens-repository.js'
+import type { TwoFactorService } from './two-factor-service.js'
 
 export interface TokenPair {
   accessToken: string
@@ -37,6 +38,8 @@ interface AuthServiceDependencies {
   announcements: Pick<SessionAnnouncements, 'record' | 'announce'>
   refreshTokenTtlSeconds: number
   passwords: Passwords
+  /** The second step of a login to an account with two-factor on. */
+  twoFactor: Pick<TwoFactorService, 'checkLogin'>
 }
 
 const hashToken = (token: string) => createHash('sha256').update(token).digest('hex')
@@ -44,7 +47,8 @@ const invalidRefreshToken = () =>
   unauthenticated('The refresh token is invalid, expired or revoked')
 
 export function createAuthService(deps: AuthServiceDependencies) {
-  const { db, users, refreshTokens, accessTokens, deviceTokens, passwords, announcements } = deps
+  const { db, users, refreshTokens, accessTokens, deviceTokens, passwords } = deps
+  const { announcements, twoFactor } = deps
 
   /** A new access token and refresh token; the refresh token joins the given session. */
   async function issuePair(
@@ -90,11 +94,12 @@ export function createAuthService(deps: AuthServiceDependencies) {
   }
 
   return {
-    async login(email: string, password: string): Promise<LoginTokens> {
+    async login(email: string, password: string, otp?: string): Promise<LoginTokens> {
       const user = await users.findByEmail(email)
       // An unknown email costs a hash too, so timing does not reveal who has an account.
       const valid = await passwords.verifyOrDecoy(password, user?.passwordHash)
       if (!user || !valid) throw unauthenticated('The email or password is wrong')
+      await twoFactor.checkLogin(user, otp)
       const pair = await issuePair(user, randomUUID())
       // Bound to the account as the login budgets name it: its email, in lower case.
       return { ...pair, deviceToken: deviceTokens.issue(user.email.toLowerCase()) }

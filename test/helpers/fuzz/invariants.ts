@@ -18,6 +18,7 @@ import { rowsOfStatement, storedRows } from './database-state.js'
 import { brokenRules, documentedRange } from './documented-rules.js'
 import { argumentOf } from './graphql-schema.js'
 import { orderOf, totalCents } from './orders-model.js'
+import { twoFactorProblems } from './rest-two-factor-expectations.js'
 
 const ajv = new Ajv2020({ allErrors: true, strict: false })
 addFormats.default(ajv)
@@ -173,7 +174,8 @@ async function uploadProblems(db: Database): Promise<string[]> {
 /**
  * Everything stored obeys the specs' rules, whatever the fuzz run sent: products,
  * users, posts, messages and orders hold valid values, the live counts match the rows,
- * and each account's upload usage matches its files. Empty when so.
+ * each account's upload usage matches its files, and every TOTP secret is sealed.
+ * Empty when so.
  */
 export async function storedDataProblems(db: Database): Promise<string[]> {
   return [
@@ -183,5 +185,6 @@ export async function storedDataProblems(db: Database): Promise<string[]> {
     ...(await messageProblems(db)),
     ...(await orderProblems(db)),
     ...(await uploadProblems(db)),
+    ...(await twoFactorProblems(db)),
   ]
 }

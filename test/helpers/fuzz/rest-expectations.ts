@@ -7,6 +7,7 @@ import type { Caller } from './callers.js'
 import type { StoredRows } from './database-state.js'
 import { notificationExpectations, orderExpectations } from './rest-order-expectations.js'
 import type { FuzzRequest, Inputs, Placeholder } from './rest-requests.js'
+import { twoFactorExpectations } from './rest-two-factor-expectations.js'
 import { uploadExpectations } from './rest-upload-expectations.js'
 import { expectMetrics, userExpectations } from './rest-user-expectations.js'
 import type { World } from './world.js'
@@ -208,6 +209,7 @@ export const validExpectations = {
   ...orderExpectations,
   ...notificationExpectations,
   ...uploadExpectations,
+  ...twoFactorExpectations,
 
   receivePaymentWebhook() {
     throw new Error('without WEBHOOK_SECRET a webhook is refused before its answer is judged')
