@@ -52,11 +52,26 @@ interface RedoclyReport {
   }[]
 }
 
-const openapiChange = (impact: Impact, message: string, path: string): Change => ({
-  spec: 'openapi',
-  severity: impact === 'major' ? 'breaking' : 'safe',
-  message: `${message.replaceAll('`', "'")} (${decodeURIComponent(path)})`,
-})
+/**
+ * A value added to an enum a response carries: a client that switches over every value
+ * it knew meets one it does not, as graphql-inspector rates an added GraphQL enum value
+ * (dangerous). Redocly rates it major; what a request takes gaining a value stays safe.
+ */
+const widensResponseEnum = (message: string, path: string) =>
+  /^Enum of .* gained values/.test(message) && path.includes('/responses/')
+
+function openapiChange(impact: Impact, message: string, path: string): Change {
+  const severity = widensResponseEnum(message, path)
+    ? 'dangerous'
+    : impact === 'major'
+      ? 'breaking'
+      : 'safe'
+  return {
+    spec: 'openapi',
+    severity,
+    message: `${message.replaceAll('`', "'")} (${decodeURIComponent(path)})`,
+  }
+}
 
 /** Redocly rates each change by the semver bump it needs: major is breaking. */
 export async function diffOpenapi(baseFile: string, revisionFile: string): Promise<Change[]> {
