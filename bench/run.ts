@@ -1,13 +1,9 @@
-import type { AddressInfo } from 'node:net'
 import { sql } from 'drizzle-orm'
-import { pino } from 'pino'
-import { buildApp } from '../src/app.js'
-import { loadConfig } from '../src/config.js'
-import { createEventBus } from '../src/platform/infrastructure/events.js'
-import { connectRedis } from '../src/platform/infrastructure/redis.js'
 import { startBaseline } from './baseline.js'
 import { fanout } from './fanout.js'
+import { BENCH_ADMIN, benchInstances } from './instances.js'
 import { CONNECTIONS, type Measurement, measure, type Workload } from './measure.js'
+import { revocationTime } from './revocation.js'
 import { openBenchDatabase, seedMessages, seedProducts } from './seed.js'
 import { tracingCost } from './tracing-cost.js'
 
@@ -16,46 +12,18 @@ import { tracingCost } from './tracing-cost.js'
 // next (SCALES); then subscription fan-out over two instances (through Redis when
 // REDIS_URL is set). DATABASE_URL for Postgres; DURATION and WARMUP in seconds.
 // BENCH_TRACING=1: (c) and (g) alone, with tracing off and on (tracing-cost.ts).
+// BENCH_REVOCATION=1: from a logout-all to its sockets closed on two instances (revocation.ts).
 if (process.env.BENCH_TRACING) process.exit(await tracingCost())
+if (process.env.BENCH_REVOCATION) process.exit(await revocationTime())
 
 const SCALES = (process.env.SCALES ?? '100000,1000000').split(',').map(Number)
-const ADMIN = { email: 'bench@example.com', password: 'bench-password-1' }
 const DATABASE_URL = process.env.DATABASE_URL
 
-const log = pino({ level: 'silent' })
 const database = await openBenchDatabase()
 await database.db.execute(sql`truncate products, messages, outbox, orders restart identity cascade`)
 await seedMessages(database.db, 1000)
 
-const environment = {
-  NODE_ENV: 'production',
-  LOG_LEVEL: 'silent',
-  JWT_SECRET: 'bench-secret-bench-secret-bench-secret',
-  ADMIN_EMAIL: ADMIN.email,
-  ADMIN_PASSWORD: ADMIN.password,
-  // The budgets are off, as in the peer benchmark; every client here is one address.
-  RATE_LIMIT_MAX: '0',
-  ...(process.env.REDIS_URL && { REDIS_URL: process.env.REDIS_URL }),
-}
-// Without Redis the two instances share one in-process bus, as one process can.
-const sharedBus = process.env.REDIS_URL ? undefined : createEventBus({ log })
-
-async function startInstance(overrides: Record<string, string> = {}) {
-  const config = loadConfig({ ...environment, ...overrides })
-  const redis = config.redisUrl
-    ? connectRedis({
-        url: config.redisUrl,
-        keyPrefix: config.redisKeyPrefix,
-        timeoutMs: config.redisTimeoutMs,
-        log,
-      })
-    : undefined
-  const events = sharedBus ?? createEventBus({ redis, log })
-  const app = await buildApp({ database, events, redis, loggerInstance: log }, config)
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
-  return { app, events, redis, url }
-}
+const startInstance = benchInstances(database)
 
 const instances = [await startInstance(), await startInstance()]
 const [first] = instances as [(typeof instances)[number]]
@@ -65,7 +33,7 @@ const baseline = await startBaseline(database, DATABASE_URL, process.env.REDIS_U
 const login = await fetch(`${first.url}/auth/login`, {
   method: 'POST',
   headers: { 'content-type': 'application/json' },
-  body: JSON.stringify(ADMIN),
+  body: JSON.stringify(BENCH_ADMIN),
 })
 const { accessToken } = ((await login.json()) as { data: { accessToken: string } }).data
 const json = { 'content-type': 'application/json' }
