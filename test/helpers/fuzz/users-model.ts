@@ -5,6 +5,7 @@ import type { StoredRows } from './database-state.js'
 import { accountOf, type World } from './world.js'
 
 export type Post = components['schemas']['Post']
+export type User = components['schemas']['User']
 export type UserProfile = components['schemas']['UserProfile']
 
 /** What anyone may see of a user over REST: never their email, role or password. */
@@ -14,6 +15,23 @@ export const profileOf = (row: UserRow): UserProfile => ({
   age: row.age,
   createdAt: row.createdAt.toISOString(),
 })
+
+/** The whole account, as the user themself and admins see it over REST. */
+export const fullUserOf = (row: UserRow): User => ({
+  id: row.id,
+  name: row.name,
+  email: row.email,
+  age: row.age,
+  role: row.role,
+  createdAt: row.createdAt.toISOString(),
+  emailVerified: row.emailVerifiedAt !== null,
+  twoFactorEnabled: row.twoFactorEnabled,
+  phoneNumber: row.phoneNumber,
+})
+
+/** Newest first, ties by id descending (as listUsers documents). */
+export const newestUsersFirst = (a: UserRow, b: UserRow) =>
+  b.createdAt.getTime() - a.createdAt.getTime() || b.id - a.id
 
 export const postOf = (row: PostRow): Post => ({
   id: row.id,
