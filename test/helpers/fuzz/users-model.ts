@@ -68,8 +68,9 @@ export const writesFor = (viewer: Viewer, userId: unknown) =>
   viewer !== undefined && (viewer.role === 'admin' || viewer.userId === userId)
 
 /**
- * A user as GraphQL shows them to the viewer: email and phone number to the user
- * themself and to admins only; `posts` when the document selects them, newest first.
+ * A user as GraphQL shows them to the viewer: email, phone number, verified email and
+ * second factor to the user themself and to admins only (the email is "" to others,
+ * the rest null); `posts` when the document selects them, newest first.
  */
 export function graphqlUserOf(
   row: UserRow,
@@ -80,10 +81,11 @@ export function graphqlUserOf(
   return {
     id: String(row.id),
     name: row.name,
-    email: sees ? row.email : null,
+    email: sees ? row.email : '',
+    emailVerified: sees ? row.emailVerifiedAt !== null : null,
     age: row.age,
     phoneNumber: sees ? row.phoneNumber : null,
-    twoFactorEnabled: row.twoFactorEnabled,
+    twoFactorEnabled: sees ? row.twoFactorEnabled : null,
     ...(posts && {
       posts: posts.map(({ id, title, body, createdAt }) => ({
         id: String(id),
