@@ -234,17 +234,19 @@ export type User = {
   __typename?: 'User';
   /** Their age, when they gave it. */
   age?: Maybe<Scalars['Int']['output']>;
-  /** Their email: shown to the user themself and to admins, null to everyone else. */
-  email?: Maybe<Scalars['String']['output']>;
+  /** Their email: shown to the user themself and to admins; to everyone else it is the empty string. */
+  email: Scalars['String']['output'];
+  /** Whether they have verified their email (followed the link mailed to it): shown to the user themself and to admins, null to everyone else. */
+  emailVerified?: Maybe<Scalars['Boolean']['output']>;
   /** Assigned on sign-up. */
   id: Scalars['ID']['output'];
   /** The name they go by. */
   name: Scalars['String']['output'];
-  /** Their phone number, once they have given one (no operation takes it yet): shown to the user themself and to admins, null to everyone else. */
+  /** Their phone number in E.164 form, once they have given one (set through PATCH /users/{id} of the REST API): shown to the user themself and to admins, null to everyone else. */
   phoneNumber?: Maybe<Scalars['String']['output']>;
   /** Their posts, newest first; read for many users at once in one batch. */
   posts: Array<Post>;
-  /** Whether they sign in with a second factor; the service offers none yet, so false. */
+  /** Whether they sign in with a second factor (a TOTP code): shown to the user themself and to admins, null to everyone else. */
   twoFactorEnabled?: Maybe<Scalars['Boolean']['output']>;
 };
 
@@ -455,7 +457,8 @@ export type SubscriptionResolvers<ContextType = GraphQLContext, ParentType exten
 
 export type UserResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['User'] = ResolversParentTypes['User']> = {
   age?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
-  email?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  email?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  emailVerified?: Resolver<Maybe<ResolversTypes['Boolean']>, ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   phoneNumber?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;

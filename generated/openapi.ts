@@ -283,7 +283,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List users
+         * @description Every account, newest first (ties broken by `id` descending), each with its
+         *     email, role, phone number and whether its email is verified and it signs in
+         *     with a second factor. `search` keeps the accounts whose name or email contains
+         *     it. A page past the last one is an empty page with correct figures. Admins
+         *     only: a user answers 403.
+         */
+        get: operations["listUsers"];
         put?: never;
         /**
          * Sign up
@@ -309,15 +317,33 @@ export interface paths {
         /**
          * Read a user's public profile
          * @description What anyone may see of a user: never their email, role or password. The user
-         *     themself reads their email with the GraphQL `me` query.
+         *     themself reads their email with the GraphQL `me` query. A deleted account
+         *     answers 410, an id never used 404.
          */
         get: operations["getUser"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a user
+         * @description Deletes an account for good, by the user themself or an admin (another user
+         *     answers 403): its sessions end, and its posts, files, notifications and tokens
+         *     go with it; its orders stay, under its `userId`. From then on its id answers 410
+         *     on every path of `/users/{id}`, its tokens are refused (401), and its email may
+         *     sign up again, as a new account. The last admin cannot be deleted (409).
+         */
+        delete: operations["deleteUser"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Update a user partly
+         * @description Changes any of `name`, `age` and `phoneNumber` (null clears the last two), by
+         *     the user themself or an admin; another user's account answers 403. Only an
+         *     admin may change `role`: a user who sends it answers 403, and nothing changes.
+         *     A change of role ends every session of the account, and the last admin cannot
+         *     be made a user (409). A field this operation does not take, or no field at
+         *     all, answers 400. Nothing is changed on a refusal.
+         */
+        patch: operations["updateUser"];
         trace?: never;
     };
     "/users/{id}/posts": {
@@ -884,6 +910,12 @@ export interface components {
             role: components["schemas"]["Role"];
             /** Format: date-time */
             createdAt: string;
+            /** @description Whether the user has followed the link of the verification email. */
+            emailVerified: boolean;
+            /** @description Whether the user signs in with a second factor (a TOTP code). */
+            twoFactorEnabled: boolean;
+            /** @description Their phone number in E.164 form, null until they give one. */
+            phoneNumber: string | null;
         };
         /** @enum {string} */
         Role: "user" | "admin";
@@ -898,8 +930,24 @@ export interface components {
         /** Format: email */
         Email: string;
         Password: string;
+        UserUpdate: {
+            /** @description 1 to 100 characters, not only whitespace. */
+            name?: string;
+            /**
+             * Format: int32
+             * @description 0 to 150; null forgets it.
+             */
+            age?: number | null;
+            /** @description E.164, a `+` and 2 to 15 digits, the first not 0; null clears it. */
+            phoneNumber?: string | null;
+            role?: components["schemas"]["Role"];
+        };
         UserEnvelope: {
             data: components["schemas"]["User"];
+        };
+        UserListEnvelope: {
+            data: components["schemas"]["User"][];
+            pagination: components["schemas"]["PagePagination"];
         };
         UserProfile: {
             /** Format: int32 */
@@ -1595,6 +1643,8 @@ export interface components {
         MaxPrice: number;
         /** @description Case-insensitive substring of the name, matched literally (`%` and `_` match themselves); it must contain a letter or a digit. */
         Search: string;
+        /** @description Case-insensitive substring of the name or of the email, matched literally (`%` and `_` match themselves). */
+        UserSearch: string;
     };
     requestBodies: never;
     headers: {
@@ -2167,6 +2217,48 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    listUsers: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1; not together with `cursor` (400). The items before the page are read and skipped, so a deep page is slow where `cursor` is not. */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Case-insensitive substring of the name or of the email, matched literally (`%` and `_` match themselves). */
+                search?: components["parameters"]["UserSearch"];
+            };
+            header?: {
+                /** @description ETags the client holds; when one is current the answer is 304 with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of users. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserListEnvelope"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     createUser: {
         parameters: {
             query?: never;
@@ -2235,6 +2327,83 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            410: components["responses"]["Gone"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description User id. */
+                id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            410: components["responses"]["Gone"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description User id. */
+                id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UserUpdate"];
+            };
+        };
+        responses: {
+            /** @description The updated user. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            410: components["responses"]["Gone"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -2277,6 +2446,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            410: components["responses"]["Gone"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -2316,6 +2486,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            410: components["responses"]["Gone"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
@@ -2357,6 +2528,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            410: components["responses"]["Gone"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -2391,6 +2563,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            410: components["responses"]["Gone"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];

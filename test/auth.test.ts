@@ -133,7 +133,17 @@ describe.each(backends)('auth on $name', (backend) => {
       const response = await signUp(body)
       expect(response.status, response.text).toBe(201)
       expect(Object.keys(response.body.data).sort()).toEqual(
-        ['age', 'createdAt', 'email', 'id', 'name', 'role'].sort(),
+        [
+          'age',
+          'createdAt',
+          'email',
+          'emailVerified',
+          'id',
+          'name',
+          'phoneNumber',
+          'role',
+          'twoFactorEnabled',
+        ].sort(),
       )
       expect(response.text).not.toContain(body.password)
       expect(response.text).not.toMatch(/scrypt|password|hash/i)

@@ -1,7 +1,9 @@
+import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { users } from '../src/db/schema.js'
 import { backends } from './helpers/backends.js'
 import { METHODS, specification } from './helpers/contract.js'
-import { newUser, startServer, type TestServer } from './helpers/server.js'
+import { ADMIN, newUser, startServer, type TestServer } from './helpers/server.js'
 
 // Walks openapi.yaml itself, so an operation added later is covered without a new test.
 const operations = Object.entries(specification.paths).flatMap(([template, path]) =>
@@ -52,12 +54,37 @@ describe.each(backends)('security on $name', (backend) => {
         'POST /auth/2fa/setup',
         'POST /auth/2fa/enable',
         'POST /auth/2fa/disable',
+        'PATCH /users/{id}',
+        'DELETE /users/{id}',
       ]),
     )
     expect(adminOnly.map((each) => each.name)).toEqual(
-      expect.arrayContaining(['DELETE /products/{id}', 'GET /metrics']),
+      expect.arrayContaining(['DELETE /products/{id}', 'GET /metrics', 'GET /users']),
     )
-    expect(open.map((each) => each.name)).toContain('GET /products')
+    expect(open.map((each) => each.name)).toEqual(
+      expect.arrayContaining(['GET /products', 'GET /users/{id}', 'POST /users']),
+    )
+  })
+
+  // What a user may do to their own account or posts, and not to another's (the admin's).
+  it.each([
+    ['PATCH', '/users/{id}', { name: 'Not yours' }],
+    ['DELETE', '/users/{id}', undefined],
+    ['POST', '/users/{id}/posts', { title: 'Not yours' }],
+    ['DELETE', '/users/{id}/posts/1', undefined],
+  ])("%s %s answers 403 to a user for another user's account", async (method, path, json) => {
+    const [adminRow] = await server.testDatabase.database.db
+      .select({ id: users.id })
+      .from(users)
+      .where(eq(users.email, ADMIN.email))
+    const before = await server.testDatabase.database.db.select().from(users)
+    const response = await server.api.request(method, path.replace('{id}', String(adminRow?.id)), {
+      ...(json && { json }),
+      token: userToken,
+    })
+    expect(response.status, response.text).toBe(403)
+    expect(response.body.error.code).toBe('FORBIDDEN')
+    expect(await server.testDatabase.database.db.select().from(users)).toEqual(before)
   })
 
   it.each(secured)('$name answers 401 without a token', async (operation) => {

@@ -382,6 +382,8 @@ describe.each(backends)('API versions on $name', (backend) => {
     const off = { json: { code: recoveryCodes[1] }, token: verified.accessToken }
     ok(await client.post('/auth/2fa/disable', off), 204)
     ok(await client.get(`/users/${signedUp.id}`))
+    ok(await client.get('/users?search=walker', { token: adminToken }))
+    ok(await client.patch(`/users/${signedUp.id}`, { json: { age: 30 }, token: pair.accessToken }))
     const item = ok(
       await client.post('/products', {
         json: { name: 'Walked lamp', price: 4, category: 'walk', stock: 5 },
@@ -452,6 +454,7 @@ describe.each(backends)('API versions on $name', (backend) => {
     ok(await client.get('/uploads/usage', { token: accessToken }))
     ok(await client.delete(`/uploads/${file.id}`, { token: accessToken }), 204)
     ok(await client.delete(`/products/${item.id}`, { token: adminToken }), 204)
+    ok(await client.delete(`/users/${signedUp.id}`, { token: adminToken }), 204)
     ok(await client.get('/health'))
     ok(await client.get('/ready'))
     expect((await client.get('/metrics', { token: METRICS_TOKEN })).status).toBe(200)

@@ -16,6 +16,7 @@ import type { AnyPgColumn } from 'drizzle-orm/pg-core'
 import type { Database, Executor } from '../../db/database.js'
 import { batchedInserts, givenRows, givenValues } from '../../db/insert-batches.js'
 import { isoInstant, type WithIsoInstants } from '../../db/iso-instant.js'
+import { containing } from '../../db/like-pattern.js'
 import { productCounts, products } from '../../db/schema.js'
 import { prepareRows, type RowsOf, unnamedRows } from '../../db/statement-rows.js'
 
@@ -212,7 +213,7 @@ function listValuesOf(
     ...(category !== undefined && { category }),
     ...(minPrice !== undefined && { minPrice }),
     ...(maxPrice !== undefined && { maxPrice }),
-    ...(search !== undefined && { pattern: `%${escapeLike(search)}%` }),
+    ...(search !== undefined && { pattern: containing(search) }),
     ...('after' in request && {
       afterCreatedAt: request.after.createdAt,
       afterId: request.after.id,
@@ -357,9 +358,4 @@ function filterConditions({ category, minPrice, maxPrice, pattern }: ListValues)
   if (maxPrice !== undefined) conditions.push(lte(products.price, maxPrice))
   if (pattern !== undefined) conditions.push(ilike(products.name, pattern))
   return conditions
-}
-
-/** The search is a literal substring: %, _ and \ in it match themselves. */
-function escapeLike(text: string): string {
-  return text.replace(/[\\%_]/g, (character) => `\\${character}`)
 }

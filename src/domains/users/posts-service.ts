@@ -5,6 +5,7 @@ import { readableTextProblem } from '../../platform/input-rules.js'
 import { type PageRequest, pagePagination } from '../../platform/pagination.js'
 import type { PostsRepository } from './posts-repository.js'
 import type { UsersRepository } from './users-repository.js'
+import { missingUser } from './users-service.js'
 
 export const POST_LIMITS = { newest: { min: 1, max: 100 } }
 
@@ -15,17 +16,17 @@ export interface PostDraft {
 
 interface Dependencies {
   posts: PostsRepository
-  users: Pick<UsersRepository, 'findById'>
+  users: Pick<UsersRepository, 'findById' | 'wasDeleted'>
 }
 
-const noUser = (userId: number) => notFound(`No user has the id ${userId}`)
 const noPost = (userId: number, postId: number) =>
   notFound(`User ${userId} has no post with the id ${postId}`)
 
 /** Posts are public to read; a user writes and deletes their own, an admin anyone's. */
 export function createPostsService({ posts, users }: Dependencies) {
+  /** A deleted account is GONE, an id never used NOT_FOUND. */
   async function assertUserExists(userId: number): Promise<void> {
-    if (!(await users.findById(userId))) throw noUser(userId)
+    if (!(await users.findById(userId))) await missingUser(users, userId)
   }
   function assertMayWrite(caller: Principal, userId: number): void {
     if (caller.role !== 'admin' && caller.userId !== userId) {

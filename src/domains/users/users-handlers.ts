@@ -1,13 +1,24 @@
 import type { components } from '../../../generated/openapi.js'
 import type { UserRow } from '../../db/schema.js'
-import type { ServiceHandlers } from '../../http/operations.js'
+import { defaulted, type ServiceHandlers } from '../../http/operations.js'
+import { principalOf } from '../../http/security.js'
+import type { AccountsService } from './accounts-service.js'
 import type { UsersService } from './users-service.js'
 
 type User = components['schemas']['User']
 type UserProfile = components['schemas']['UserProfile']
 
-export function createUserHandlers(users: UsersService) {
+export function createUserHandlers(users: UsersService, accounts: AccountsService) {
   return {
+    async listUsers(request) {
+      const { page, limit, search } = request.query
+      const result = await accounts.list(search, {
+        page: defaulted(page, 'page'),
+        limit: defaulted(limit, 'limit'),
+      })
+      return { data: result.items.map(toUser), pagination: result.pagination }
+    },
+
     async createUser(request, reply) {
       const user = await users.signUp(request.body)
       reply.code(201).header('location', `/users/${user.id}`)
@@ -17,9 +28,20 @@ export function createUserHandlers(users: UsersService) {
     async getUser(request) {
       return { data: toProfile(await users.get(request.params.id)) }
     },
+
+    async updateUser(request) {
+      const user = await accounts.update(principalOf(request), request.params.id, request.body)
+      return { data: toUser(user) }
+    },
+
+    async deleteUser(request, reply) {
+      await accounts.delete(principalOf(request), request.params.id)
+      return reply.code(204).send()
+    },
   } satisfies Partial<ServiceHandlers>
 }
 
+/** The whole account, for the user themself and for admins. */
 export function toUser(row: UserRow): User {
   return {
     id: row.id,
@@ -28,6 +50,9 @@ export function toUser(row: UserRow): User {
     age: row.age,
     role: row.role,
     createdAt: row.createdAt.toISOString(),
+    emailVerified: row.emailVerifiedAt !== null,
+    twoFactorEnabled: row.twoFactorEnabled,
+    phoneNumber: row.phoneNumber,
   }
 }
 

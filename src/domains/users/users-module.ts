@@ -1,4 +1,5 @@
 import type { Infrastructure } from '../domain-module.js'
+import { createAccountsService } from './accounts-service.js'
 import type { Passwords } from './password.js'
 import { createPostHandlers } from './posts-handlers.js'
 import { createPostsRepository } from './posts-repository.js'
@@ -9,8 +10,8 @@ import { createUserLoaders, createUserResolvers } from './users-resolvers.js'
 import { createUsersService, type Sessions } from './users-service.js'
 
 /**
- * Accounts and their posts: sign-up, profiles, and the admin the configuration asks
- * for, made sure of at start.
+ * Accounts and their posts: sign-up, profiles, changes and deletion, the admins' list,
+ * and the admin the configuration asks for, made sure of at start.
  */
 export function createUsersModule(
   { database, config, log }: Pick<Infrastructure, 'database' | 'config' | 'log'>,
@@ -18,13 +19,14 @@ export function createUsersModule(
 ) {
   const repository = createUsersRepository(database.db)
   const users = createUsersService({ db: database.db, users: repository, sessions, passwords })
+  const accounts = createAccountsService({ db: database.db, users: repository, sessions })
   const posts = createPostsService({
     posts: createPostsRepository(database.db),
     users: repository,
   })
   return {
     name: 'users',
-    handlers: { ...createUserHandlers(users), ...createPostHandlers(posts) },
+    handlers: { ...createUserHandlers(users, accounts), ...createPostHandlers(posts) },
     resolvers: createUserResolvers(users),
     loaders: createUserLoaders(posts),
     /** Who an account is, for the domains that show it (a message's author, a status). */

@@ -1,13 +1,23 @@
-import { eq, inArray, sql } from 'drizzle-orm'
+import { count, desc, eq, ilike, inArray, or, type SQL, sql } from 'drizzle-orm'
 import type { Database, Executor } from '../../db/database.js'
-import { type UserRow, users } from '../../db/schema.js'
+import { containing } from '../../db/like-pattern.js'
+import { deletedUsers, type UserRow, users } from '../../db/schema.js'
+import { offsetOf, type PageRequest } from '../../platform/pagination.js'
 
 export type NewUser = Pick<
   typeof users.$inferInsert,
   'name' | 'email' | 'passwordHash' | 'age' | 'role'
 >
 
+/** What an account's own changes may set (PATCH /users/{id}). */
+export type UserChanges = Partial<Pick<UserRow, 'name' | 'age' | 'phoneNumber' | 'role'>>
+
 const emailKey = (email: string) => sql`lower(${users.email}) = lower(${email})`
+const newestFirst = [desc(users.createdAt), desc(users.id)]
+const matching = (search: string | undefined): SQL | undefined =>
+  search === undefined
+    ? undefined
+    : or(ilike(users.name, containing(search)), ilike(users.email, containing(search)))
 
 export function createUsersRepository(db: Database) {
   return {
@@ -67,6 +77,63 @@ export function createUsersRepository(db: Database) {
     async insertIfAbsent(user: NewUser, executor: Executor = db): Promise<UserRow | undefined> {
       const [row] = await executor.insert(users).values(user).onConflictDoNothing().returning()
       return row
+    },
+
+    /** A numbered page of the accounts whose name or email contains `search`, newest first. */
+    async page(search: string | undefined, page: PageRequest) {
+      const where = matching(search)
+      const [rows, [counted]] = await Promise.all([
+        db
+          .select()
+          .from(users)
+          .where(where)
+          .orderBy(...newestFirst)
+          .limit(page.limit)
+          .offset(offsetOf(page)),
+        db.select({ total: count() }).from(users).where(where),
+      ])
+      return { rows, total: counted?.total ?? 0 }
+    },
+
+    /** The account, locked until the transaction ends: its changes are made one at a time. */
+    async lock(id: number, executor: Executor): Promise<UserRow | undefined> {
+      const [row] = await executor.select().from(users).where(eq(users.id, id)).for('update')
+      return row
+    },
+
+    /**
+     * How many admins there are, their rows locked in id order until the transaction
+     * ends: two admins demoting (or deleting) each other at once queue here, and the
+     * second counts one.
+     */
+    async lockAdmins(executor: Executor): Promise<number> {
+      const rows = await executor
+        .select({ id: users.id })
+        .from(users)
+        .where(eq(users.role, 'admin'))
+        .orderBy(users.id)
+        .for('update')
+      return rows.length
+    },
+
+    async update(id: number, changes: UserChanges, executor: Executor = db) {
+      const [row] = await executor.update(users).set(changes).where(eq(users.id, id)).returning()
+      return row
+    },
+
+    /** Deletes the account and keeps its id, so that it answers 410 from then on. */
+    async delete(id: number, executor: Executor): Promise<void> {
+      await executor.insert(deletedUsers).values({ id })
+      await executor.delete(users).where(eq(users.id, id))
+    },
+
+    /** Whether the id was an account's, deleted since. */
+    async wasDeleted(id: number, executor: Executor = db): Promise<boolean> {
+      const [row] = await executor
+        .select({ id: deletedUsers.id })
+        .from(deletedUsers)
+        .where(eq(deletedUsers.id, id))
+      return row !== undefined
     },
 
     async setCredentials(

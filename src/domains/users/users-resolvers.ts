@@ -24,9 +24,14 @@ export function createUserResolvers(users: UsersService) {
   return {
     User: {
       id: (user) => String(user.id),
-      email: (user, _args, context) => (seesPrivateFieldsOf(context, user) ? user.email : null),
+      // Hidden as GitHub's API hides it: the field stays non-null, and empty.
+      email: (user, _args, context) => (seesPrivateFieldsOf(context, user) ? user.email : ''),
+      emailVerified: (user, _args, context) =>
+        seesPrivateFieldsOf(context, user) ? user.emailVerifiedAt !== null : null,
       phoneNumber: (user, _args, context) =>
         seesPrivateFieldsOf(context, user) ? user.phoneNumber : null,
+      twoFactorEnabled: (user, _args, context) =>
+        seesPrivateFieldsOf(context, user) ? user.twoFactorEnabled : null,
     },
     Post: {
       id: (post) => String(post.id),

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto'
 import DataLoader from 'dataloader'
 import type { FastifyBaseLogger } from 'fastify'
-import type { Database } from '../../db/database.js'
+import type { Database, Executor } from '../../db/database.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import type { UserRow } from '../../db/schema.js'
-import { assertValidFields, conflict, notFound } from '../../platform/errors.js'
+import { assertValidFields, conflict, gone, notFound } from '../../platform/errors.js'
 import { readableTextProblem } from '../../platform/input-rules.js'
 import type { AuthService } from '../auth/auth-service.js'
 import type { Passwords } from './password.js'
@@ -17,7 +17,10 @@ export interface SignUp {
   age?: number | undefined
 }
 
-/** What the users domain needs of sessions: an account whose credentials change loses them. */
+/**
+ * What the users domain needs of sessions: an account whose credentials or role change,
+ * or that is deleted, loses them, on every instance once the change commits.
+ */
 export type Sessions = Pick<AuthService, 'endSessionsOf' | 'announce'>
 
 interface Dependencies {
@@ -28,6 +31,17 @@ interface Dependencies {
 }
 
 const GENERATED_ADMIN_EMAIL = 'admin@localhost'
+
+/** Tells an account that never existed (404) from one that was deleted (410). */
+export async function missingUser(
+  users: Pick<UsersRepository, 'wasDeleted'>,
+  id: number,
+  executor?: Executor,
+): Promise<never> {
+  throw (await users.wasDeleted(id, executor))
+    ? gone(`User ${id} was deleted`)
+    : notFound(`No user has the id ${id}`)
+}
 
 export function createUsersService({ db, users, sessions, passwords }: Dependencies) {
   const newAdmin = async (email: string, password: string) => ({
@@ -69,11 +83,9 @@ export function createUsersService({ db, users, sessions, passwords }: Dependenc
     /** An account, or undefined when there is none; lookups made together are batched. */
     find: (userId: number): Promise<UserRow | undefined> => byId.load(userId),
 
-    /** An account that must exist: an unknown id is NOT_FOUND. */
+    /** An account that must exist: a deleted one is GONE, an id never used NOT_FOUND. */
     async get(userId: number): Promise<UserRow> {
-      const user = await byId.load(userId)
-      if (!user) throw notFound(`No user has the id ${userId}`)
-      return user
+      return (await byId.load(userId)) ?? missingUser(users, userId)
     },
 
     /** The name an account goes by, or undefined when there is no such account. */

@@ -52,6 +52,12 @@ export interface Hints {
   bodies?: Partial<Record<string, fc.Arbitrary<unknown>>>
   /** More values for a path's parameters together, by template (a user and their post). */
   paths?: Record<string, fc.Arbitrary<Record<string, unknown>>>
+  /**
+   * Whether a request may be sent: false for one that would take away an account the
+   * world's tokens belong to (a deletion, a change of role), after which no other
+   * request would be judged as it is meant to be.
+   */
+  sendable?: (request: FuzzRequest) => boolean
 }
 
 export interface Generation {
@@ -169,6 +175,7 @@ export function validRequests(
         assemble(operation, who, authorization, inputs, draftOf(inputs, contentType)),
       ),
     )
+    .filter(hints.sendable ?? (() => true))
 }
 
 /**
@@ -200,4 +207,5 @@ export function invalidRequests(
           assemble(operation, who, authorization, inputs, draft, flaw),
         ),
     )
+    .filter(hints.sendable ?? (() => true))
 }

@@ -5,6 +5,7 @@ import type { StoredRows } from './database-state.js'
 import { accountOf, type World } from './world.js'
 
 export type Post = components['schemas']['Post']
+export type User = components['schemas']['User']
 export type UserProfile = components['schemas']['UserProfile']
 
 /** What anyone may see of a user over REST: never their email, role or password. */
@@ -14,6 +15,23 @@ export const profileOf = (row: UserRow): UserProfile => ({
   age: row.age,
   createdAt: row.createdAt.toISOString(),
 })
+
+/** The whole account, as the user themself and admins see it over REST. */
+export const fullUserOf = (row: UserRow): User => ({
+  id: row.id,
+  name: row.name,
+  email: row.email,
+  age: row.age,
+  role: row.role,
+  createdAt: row.createdAt.toISOString(),
+  emailVerified: row.emailVerifiedAt !== null,
+  twoFactorEnabled: row.twoFactorEnabled,
+  phoneNumber: row.phoneNumber,
+})
+
+/** Newest first, ties by id descending (as listUsers documents). */
+export const newestUsersFirst = (a: UserRow, b: UserRow) =>
+  b.createdAt.getTime() - a.createdAt.getTime() || b.id - a.id
 
 export const postOf = (row: PostRow): Post => ({
   id: row.id,
@@ -50,8 +68,9 @@ export const writesFor = (viewer: Viewer, userId: unknown) =>
   viewer !== undefined && (viewer.role === 'admin' || viewer.userId === userId)
 
 /**
- * A user as GraphQL shows them to the viewer: email and phone number to the user
- * themself and to admins only; `posts` when the document selects them, newest first.
+ * A user as GraphQL shows them to the viewer: email, phone number, verified email and
+ * second factor to the user themself and to admins only (the email is "" to others,
+ * the rest null); `posts` when the document selects them, newest first.
  */
 export function graphqlUserOf(
   row: UserRow,
@@ -62,10 +81,11 @@ export function graphqlUserOf(
   return {
     id: String(row.id),
     name: row.name,
-    email: sees ? row.email : null,
+    email: sees ? row.email : '',
+    emailVerified: sees ? row.emailVerifiedAt !== null : null,
     age: row.age,
     phoneNumber: sees ? row.phoneNumber : null,
-    twoFactorEnabled: row.twoFactorEnabled,
+    twoFactorEnabled: sees ? row.twoFactorEnabled : null,
     ...(posts && {
       posts: posts.map(({ id, title, body, createdAt }) => ({
         id: String(id),

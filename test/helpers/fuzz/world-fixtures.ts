@@ -1,3 +1,5 @@
+import type { Database } from '../../../src/db/database.js'
+import { posts, users } from '../../../src/db/schema.js'
 import type { Api } from '../api.js'
 import type { Tokens } from './callers.js'
 
@@ -57,4 +59,23 @@ export async function storeFiles(baseUrl: string, token: string, count: number) 
     stored.push((JSON.parse(text) as { data: { id: number } }).data.id)
   }
   return stored
+}
+
+/** Accounts no caller holds a token of, stored directly, each with a post to go with it. */
+export async function storeSpares(db: Database, count: number): Promise<number[]> {
+  const stamp = Date.now()
+  const spares = await db
+    .insert(users)
+    .values(
+      Array.from({ length: count }, (_, index) => ({
+        name: `Spare ${index}`,
+        email: `spare-${index}-${stamp}@example.com`,
+        passwordHash: 'never logs in',
+      })),
+    )
+    .returning({ id: users.id })
+  await db
+    .insert(posts)
+    .values(spares.map(({ id }) => ({ userId: id, title: 'A spare post', body: '' })))
+  return spares.map(({ id }) => id)
 }

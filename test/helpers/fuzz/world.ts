@@ -5,8 +5,13 @@ import { users } from '../../../src/db/schema.js'
 import type { Backend } from '../backends.js'
 import { ADMIN, login, newUser, startServer, type TestServer } from '../server.js'
 import type { Caller, Tokens } from './callers.js'
-import { type Generation, isPlaceholder, type Placeholder } from './rest-requests.js'
-import { placeOrders, storeFiles, writePosts } from './world-fixtures.js'
+import {
+  type FuzzRequest,
+  type Generation,
+  isPlaceholder,
+  type Placeholder,
+} from './rest-requests.js'
+import { placeOrders, storeFiles, storeSpares, writePosts } from './world-fixtures.js'
 
 export interface Account {
   id: number
@@ -46,6 +51,11 @@ export interface World {
   posts: [number, number][]
   /** Files stored before the run: two of the user's, one of the admin's. */
   uploadIds: number[]
+  /**
+   * Accounts of no caller, each with a post, for the run to change and delete: the
+   * user's and the admin's own are never deleted, nor their role changed.
+   */
+  spareIds: number[]
   /** Orders the run placed with an Idempotency-Key, by `keyedOrderName`. */
   keyedOrders: Map<string, KeyedOrder>
 }
@@ -89,6 +99,7 @@ export async function createWorld(backend: Backend): Promise<World> {
     ...(await storeFiles(server.baseUrl, tokens.user, 2)),
     ...(await storeFiles(server.baseUrl, tokens.admin, 1)),
   ]
+  const spareIds = await storeSpares(server.testDatabase.database.db, SPARES)
   return {
     server,
     db: server.testDatabase.database.db,
@@ -102,9 +113,12 @@ export async function createWorld(backend: Backend): Promise<World> {
     orderIds,
     posts,
     uploadIds,
+    spareIds,
     keyedOrders: new Map(),
   }
 }
+
+const SPARES = 12
 
 /** The email in letters of random case: emails match regardless of it. */
 const anyCase = (email: string) =>
@@ -135,6 +149,7 @@ export function generationOf(world: World): Generation {
             ...world.productIds,
             ...world.orderIds,
             ...world.uploadIds,
+            ...world.spareIds,
             user.id,
             admin.id,
           ),
@@ -159,8 +174,19 @@ export function generationOf(world: World): Generation {
           .constantFrom(...world.posts)
           .map(([id, postId]) => ({ id, postId })),
       },
+      sendable: (request) => keepsTheCallers(world, request),
     },
   }
+}
+
+/** False for a deletion of the user's or admin's own account, or a change of its role. */
+function keepsTheCallers(world: World, request: FuzzRequest): boolean {
+  const { user, admin } = world.accounts
+  const id = request.inputs.path.id
+  if (id !== user.id && id !== admin.id) return true
+  if (request.operationId === 'deleteUser') return false
+  const body = request.inputs.body as { role?: unknown } | undefined
+  return request.operationId !== 'updateUser' || body?.role === undefined
 }
 
 /**
