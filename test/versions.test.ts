@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
 import { openapiV2Path } from '../src/paths.js'
+import { emailedToken, LINKS } from './helpers/account-emails.js'
 import { type Api, type ApiResponse, createApi, type RequestOptions } from './helpers/api.js'
 import { backends } from './helpers/backends.js'
 import { findOperation, METHODS, specification } from './helpers/contract.js'
@@ -344,7 +345,8 @@ describe.each(backends)('API versions on $name', (backend) => {
   })
 
   /**
-   * One success of every operation, in the client's version: sign-up to logout, the
+   * One success of every operation, in the client's version: sign-up, email verification,
+   * login, password change, logout (one session and all), password reset, the
    * catalog, posts, an order paid by a signed webhook, notifications and the probes.
    */
   async function walkEveryOperation(client: Api, adminToken: string) {
@@ -366,8 +368,29 @@ describe.each(backends)('API versions on $name', (backend) => {
     const refreshed = ok(
       await client.post('/auth/refresh', { json: { refreshToken: pair.refreshToken } }),
     )
-    const logout = { json: { refreshToken: refreshed.refreshToken }, token: refreshed.accessToken }
+    const db = server.testDatabase.database.db
+    const verification = await emailedToken(db, email, LINKS.emailVerification)
+    ok(await client.post('/auth/verify-email', { json: { token: verification } }), 204)
+    const changed = ok(
+      await client.post('/auth/password', {
+        json: { currentPassword: 'walker-password', newPassword: 'walker-password-2' },
+        token: refreshed.accessToken,
+      }),
+    )
+    const logout = { json: { refreshToken: changed.refreshToken }, token: changed.accessToken }
     ok(await client.post('/auth/logout', logout), 204)
+    const again = ok(
+      await client.post('/auth/login', { json: { email, password: 'walker-password-2' } }),
+    )
+    ok(await client.post('/auth/logout-all', { token: again.accessToken }), 204)
+    ok(await client.post('/auth/password-reset', { json: { email } }), 202)
+    const reset = await emailedToken(db, email, LINKS.passwordReset)
+    ok(
+      await client.post('/auth/password-reset/confirm', {
+        json: { token: reset, newPassword: 'walker-password-3' },
+      }),
+      204,
+    )
     ok(await client.get(`/users/${signedUp.id}`))
     const item = ok(
       await client.post('/products', {

@@ -21,16 +21,21 @@ export interface Sessions {
   endSessionsOf(userId: number, executor?: Executor): Promise<void>
 }
 
+/** Told of each new account in the transaction that stores it (the verification email). */
+export type OnSignedUp = (user: UserRow, tx: Executor) => Promise<void>
+
 interface Dependencies {
   db: Database
   users: UsersRepository
   sessions: Sessions
   passwords: Passwords
+  onSignedUp: OnSignedUp
 }
 
 const GENERATED_ADMIN_EMAIL = 'admin@localhost'
 
-export function createUsersService({ db, users, sessions, passwords }: Dependencies) {
+export function createUsersService(dependencies: Dependencies) {
+  const { db, users, sessions, passwords, onSignedUp } = dependencies
   const newAdmin = async (email: string, password: string) => ({
     name: 'Administrator',
     email,
@@ -85,7 +90,14 @@ export function createUsersService({ db, users, sessions, passwords }: Dependenc
       assertValidFields({ name: readableTextProblem(fields.name) })
       const passwordHash = await passwords.hash(password)
       try {
-        return await users.insert({ ...fields, age: age ?? null, passwordHash, role: 'user' })
+        return await db.transaction(async (tx) => {
+          const user = await users.insert(
+            { ...fields, age: age ?? null, passwordHash, role: 'user' },
+            tx,
+          )
+          await onSignedUp(user, tx)
+          return user
+        })
       } catch (error) {
         if (isUniqueViolation(error)) throw conflict('A user with this email already exists')
         throw error
