@@ -1,6 +1,6 @@
-import { desc, eq } from 'drizzle-orm'
+import { asc, desc, eq } from 'drizzle-orm'
 import type { Database } from '../../src/db/database.js'
-import { emails } from '../../src/db/schema.js'
+import { accountTokens, emails, refreshTokens, users } from '../../src/db/schema.js'
 
 /** The links account emails hold, as the test servers have them (the defaults). */
 export const LINKS = {
@@ -24,4 +24,27 @@ export async function emailedToken(db: Database, recipient: string, link: string
   const token = queued.map((email) => tokenIn(email.text, link)).find(Boolean)
   if (!token) throw new Error(`no email to ${recipient} links to ${link}`)
   return token
+}
+
+/**
+ * Everything a credential operation may change of an account: its row (password hash,
+ * verification), its refresh tokens, its account tokens and the emails to it. A refused
+ * request must leave it as it was.
+ */
+export async function accountState(db: Database, userId: number): Promise<string> {
+  const [user] = await db.select().from(users).where(eq(users.id, userId))
+  const sessions = await db
+    .select()
+    .from(refreshTokens)
+    .where(eq(refreshTokens.userId, userId))
+    .orderBy(asc(refreshTokens.id))
+  const tokens = await db
+    .select()
+    .from(accountTokens)
+    .where(eq(accountTokens.userId, userId))
+    .orderBy(asc(accountTokens.tokenHash))
+  const mail = user
+    ? await db.select({ id: emails.id }).from(emails).where(eq(emails.recipient, user.email))
+    : []
+  return JSON.stringify({ user, sessions, tokens, mail })
 }
