@@ -44,7 +44,11 @@ export async function accountState(db: Database, userId: number): Promise<string
     .where(eq(accountTokens.userId, userId))
     .orderBy(asc(accountTokens.tokenHash))
   const mail = user
-    ? await db.select({ id: emails.id }).from(emails).where(eq(emails.recipient, user.email))
+    ? await db
+        .select({ id: emails.id })
+        .from(emails)
+        .where(eq(emails.recipient, user.email))
+        .orderBy(asc(emails.id))
     : []
   return JSON.stringify({ user, sessions, tokens, mail })
 }
