@@ -51,6 +51,18 @@ describe.each(backends)('security on $name', (backend) => {
       expect.arrayContaining(['DELETE /products/{id}', 'GET /metrics']),
     )
     expect(open.map((each) => each.name)).toContain('GET /products')
+    // The credential operations: a change of password and logout-all need the account's
+    // token; a reset and a verification are proven by an emailed token instead.
+    expect(secured.map((each) => each.name)).toEqual(
+      expect.arrayContaining(['POST /auth/password', 'POST /auth/logout-all']),
+    )
+    expect(open.map((each) => each.name)).toEqual(
+      expect.arrayContaining([
+        'POST /auth/password-reset',
+        'POST /auth/password-reset/confirm',
+        'POST /auth/verify-email',
+      ]),
+    )
   })
 
   it.each(secured)('$name answers 401 without a token', async (operation) => {
