@@ -659,6 +659,136 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/auth/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the password
+         * @description Sets a new password (the rules of sign-up) once the current one is given. Every
+         *     session of the account ends, the caller's own included: only the token pair this
+         *     answers works afterwards. A wrong current password answers 401 and changes nothing.
+         *
+         *     Wrong current passwords are budgeted per account (`AUTH_RATE_LIMIT_MAX` per
+         *     window), so a stolen access token cannot be used to guess the password; past the
+         *     budget, attempts answer 429 until the window resets. Successes are not counted.
+         */
+        post: operations["changePassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/password-reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask for a password reset email
+         * @description Queues an email to the account with this address (regardless of case) holding a
+         *     link to `PASSWORD_RESET_URL` with a single-use token, valid `PASSWORD_RESET_TTL`
+         *     seconds (30 minutes by default); `POST /auth/password-reset/confirm` takes it.
+         *     The answer is the same, and as quick, whether an account has the address or not,
+         *     so it tells no one who has an account.
+         *
+         *     Every request is budgeted, per address and per account (`AUTH_RATE_LIMIT_MAX`
+         *     per window); past either, requests answer 429 until the window resets.
+         */
+        post: operations["requestPasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/password-reset/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a new password with a reset token
+         * @description Sets the password (the rules of sign-up) of the account the emailed token was
+         *     made for, and ends every session of the account; the token, and every other reset
+         *     token of the account, cannot be used again. A used, expired or unknown token
+         *     answers 400 (`BAD_REQUEST`) and changes nothing. Of two requests with one token,
+         *     one succeeds.
+         *
+         *     Failed attempts are budgeted per address (`AUTH_RATE_LIMIT_MAX` per window);
+         *     past it, attempts answer 429 until the window resets.
+         */
+        post: operations["confirmPasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/verify-email": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify an email address
+         * @description Marks the account's email as verified with the token of the email that sign-up
+         *     sent (a link to `EMAIL_VERIFY_URL`, valid `EMAIL_VERIFY_TTL` seconds, a day by
+         *     default). No bearer token is needed: the emailed token is the proof. A used,
+         *     expired or unknown token answers 400 (`BAD_REQUEST`) and changes nothing.
+         *
+         *     Failed attempts are budgeted per address (`AUTH_RATE_LIMIT_MAX` per window);
+         *     past it, attempts answer 429 until the window resets.
+         */
+        post: operations["verifyEmail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/logout-all": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * End every session of the account
+         * @description Ends every session of the caller's account, on every device and every instance
+         *     within a second: none of its refresh tokens works any more, its earlier access
+         *     tokens are refused (401), and its open GraphQL WebSockets close with 4403, the
+         *     caller's own included. A password change or reset, a change of role and a deletion
+         *     end them the same way.
+         */
+        post: operations["logoutAll"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/emails/send": {
         parameters: {
             query?: never;
@@ -1040,6 +1170,34 @@ export interface components {
         };
         LogoutRequest: {
             refreshToken: components["schemas"]["RefreshToken"];
+        };
+        PasswordChange: {
+            /** @description The account's password now. */
+            currentPassword: string;
+            newPassword: components["schemas"]["Password"];
+        };
+        PasswordResetRequest: {
+            /**
+             * @description Matched regardless of case. Not checked as an address, as at login: an
+             *     address no account has is answered alike.
+             */
+            email: string;
+        };
+        PasswordResetConfirm: {
+            token: components["schemas"]["AccountToken"];
+            newPassword: components["schemas"]["Password"];
+        };
+        EmailVerification: {
+            token: components["schemas"]["AccountToken"];
+        };
+        /** @description The `token` query parameter of the link in the email. */
+        AccountToken: string;
+        Accepted: {
+            /** @constant */
+            status: "accepted";
+        };
+        AcceptedEnvelope: {
+            data: components["schemas"]["Accepted"];
         };
         RefreshToken: string;
         TokenPair: {
@@ -2988,6 +3146,169 @@ export interface operations {
         };
         responses: {
             /** @description The session is ended. */
+            204: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            406: components["responses"]["NotAcceptable"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    changePassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasswordChange"];
+            };
+        };
+        responses: {
+            /** @description A token pair of a new session; every earlier session has ended. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenPairEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            406: components["responses"]["NotAcceptable"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    requestPasswordReset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasswordResetRequest"];
+            };
+        };
+        responses: {
+            /** @description Accepted; an email is on its way if an account has the address. */
+            202: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcceptedEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            406: components["responses"]["NotAcceptable"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    confirmPasswordReset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasswordResetConfirm"];
+            };
+        };
+        responses: {
+            /** @description The password is changed and every session of the account has ended. */
+            204: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            406: components["responses"]["NotAcceptable"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    verifyEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EmailVerification"];
+            };
+        };
+        responses: {
+            /** @description The account's email is verified. */
+            204: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            406: components["responses"]["NotAcceptable"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    logoutAll: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every session of the account has ended. */
             204: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];

@@ -73,6 +73,10 @@ const environmentSchema = {
     EMAIL_POLL_INTERVAL_MS: { type: 'integer', minimum: 10, maximum: 3_600_000, default: 1000 },
     EMAIL_RETRY_BASE_MS: { type: 'integer', minimum: 10, maximum: 3_600_000, default: 2000 },
     EMAIL_MAX_ATTEMPTS: { type: 'integer', minimum: 1, maximum: 20, default: 5 },
+    PASSWORD_RESET_URL: { type: 'string', default: 'http://127.0.0.1:3000/reset-password' },
+    PASSWORD_RESET_TTL: { type: 'integer', minimum: 60, maximum: 86_400, default: 1800 },
+    EMAIL_VERIFY_URL: { type: 'string', default: 'http://127.0.0.1:3000/verify-email' },
+    EMAIL_VERIFY_TTL: { type: 'integer', minimum: 60, maximum: 2_592_000, default: 86_400 },
     UPLOAD_MAX_BYTES: { type: 'integer', minimum: 1, maximum: 1_073_741_824, default: 10_485_760 },
     // A pebibyte at most: byte counts stay exact integers in JavaScript far above it.
     UPLOAD_QUOTA_BYTES: {
@@ -135,6 +139,10 @@ interface Environment {
   EMAIL_POLL_INTERVAL_MS: number
   EMAIL_RETRY_BASE_MS: number
   EMAIL_MAX_ATTEMPTS: number
+  PASSWORD_RESET_URL: string
+  PASSWORD_RESET_TTL: number
+  EMAIL_VERIFY_URL: string
+  EMAIL_VERIFY_TTL: number
   UPLOAD_MAX_BYTES: number
   UPLOAD_QUOTA_BYTES: number
   OTEL_EXPORTER_OTLP_ENDPOINT?: string
@@ -237,6 +245,14 @@ export interface Config {
    * DATA_ENCRYPTION_KEY, or JWT_SECRET without it.
    */
   dataEncryptionKey: string
+  /**
+   * The links the account emails hold: `<url>?token=<token>`, the page of the client app
+   * that posts the token back, valid `ttlSeconds`.
+   */
+  accountEmails: {
+    passwordReset: { url: string; ttlSeconds: number }
+    emailVerification: { url: string; ttlSeconds: number }
+  }
   auth: {
     jwtSecret: string
     accessTokenTtlSeconds: number
@@ -344,6 +360,16 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       maxAttempts: values.EMAIL_MAX_ATTEMPTS,
     },
     dataEncryptionKey: values.DATA_ENCRYPTION_KEY ?? jwtSecret,
+    accountEmails: {
+      passwordReset: {
+        url: linkBaseOf('PASSWORD_RESET_URL', values.PASSWORD_RESET_URL),
+        ttlSeconds: values.PASSWORD_RESET_TTL,
+      },
+      emailVerification: {
+        url: linkBaseOf('EMAIL_VERIFY_URL', values.EMAIL_VERIFY_URL),
+        ttlSeconds: values.EMAIL_VERIFY_TTL,
+      },
+    },
     auth: {
       jwtSecret,
       accessTokenTtlSeconds: values.ACCESS_TOKEN_TTL,
@@ -369,6 +395,17 @@ function parseEnvironment(env: NodeJS.ProcessEnv): Environment {
     const message = (error as Error).message.replaceAll('env/', '')
     throw new ConfigError(`Invalid configuration: ${message}`)
   }
+}
+
+/** A page an emailed link opens: `?token=…` is appended, so it has no query or fragment. */
+function linkBaseOf(name: string, value: string): string {
+  const url = URL.parse(value)
+  if (!url || !/^https?:$/.test(url.protocol) || url.search !== '' || url.hash !== '') {
+    throw new ConfigError(
+      `Invalid configuration: ${name} must be an http:// or https:// URL without a query or fragment, such as https://app.example.com/reset-password; "${value}" is not`,
+    )
+  }
+  return value
 }
 
 /** RFC 8594: a resource's sunset cannot come before its deprecation (RFC 9745). */

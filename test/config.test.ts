@@ -84,6 +84,10 @@ describe('configuration', () => {
       EMAIL_MAX_ATTEMPTS: '7',
       UPLOAD_MAX_BYTES: '1048576',
       UPLOAD_QUOTA_BYTES: '0',
+      PASSWORD_RESET_URL: 'https://app.example.com/account/reset',
+      PASSWORD_RESET_TTL: '600',
+      EMAIL_VERIFY_URL: 'https://app.example.com/account/verify',
+      EMAIL_VERIFY_TTL: '3600',
     })
     expect(config).toMatchObject({
       port: 8080,
@@ -119,6 +123,10 @@ describe('configuration', () => {
         pollIntervalMs: 250,
         retryBaseMs: 100,
         maxAttempts: 7,
+      },
+      accountEmails: {
+        passwordReset: { url: 'https://app.example.com/account/reset', ttlSeconds: 600 },
+        emailVerification: { url: 'https://app.example.com/account/verify', ttlSeconds: 3600 },
       },
       auth: {
         jwtSecret: 's'.repeat(32),
@@ -218,6 +226,9 @@ describe('configuration', () => {
     [{ NODE_ENV: 'production' }, 'JWT_SECRET'],
     [{ PASSWORD_HASH_COST: '9' }, 'PASSWORD_HASH_COST'],
     [{ PASSWORD_HASH_COST: '18' }, 'PASSWORD_HASH_COST'],
+    [{ PASSWORD_RESET_TTL: '59' }, 'PASSWORD_RESET_TTL'],
+    [{ PASSWORD_RESET_TTL: 'half an hour' }, 'PASSWORD_RESET_TTL'],
+    [{ EMAIL_VERIFY_TTL: '2592001' }, 'EMAIL_VERIFY_TTL'],
     [
       { NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32), PASSWORD_HASH_COST: '14' },
       'PASSWORD_HASH_COST',
@@ -249,6 +260,10 @@ describe('configuration', () => {
       'grpc is not supported',
     ],
     [{ OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'json' }, '"json" is not one of them'],
+    [{ PASSWORD_RESET_URL: 'app.example.com/reset' }, 'PASSWORD_RESET_URL must be an http://'],
+    [{ PASSWORD_RESET_URL: 'ftp://app.example.com/reset' }, 'without a query or fragment'],
+    [{ EMAIL_VERIFY_URL: 'https://app.example.com/verify?from=mail' }, 'EMAIL_VERIFY_URL must'],
+    [{ EMAIL_VERIFY_URL: 'https://app.example.com/#/verify' }, 'without a query or fragment'],
   ])('rejects %o in words: %s', (environment, words) => {
     expect(() => loadConfig(environment)).toThrow(ConfigError)
     expect(() => loadConfig(environment)).toThrow(words)

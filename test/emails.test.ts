@@ -1,57 +1,9 @@
-import type { AddressInfo } from 'node:net'
 import { count } from 'drizzle-orm'
-import { SMTPServer } from 'smtp-server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { emails } from '../src/db/schema.js'
 import { backends } from './helpers/backends.js'
 import { ADMIN, login, newUser, startServer, type TestServer } from './helpers/server.js'
-
-interface Received {
-  to: string[]
-  raw: string
-}
-
-/** A real SMTP server in this process: it keeps what it accepts, and refuses on demand. */
-async function smtpSink() {
-  const received: Received[] = []
-  const refusals = new Map<string, { code: number; times: number }>()
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    logger: false,
-    onRcptTo(address, _session, callback) {
-      const refusal = refusals.get(address.address)
-      if (refusal && refusal.times > 0) {
-        refusal.times -= 1
-        const error = Object.assign(new Error(`Mailbox ${address.address} refused`), {
-          responseCode: refusal.code,
-        })
-        return callback(error)
-      }
-      callback()
-    },
-    onData(stream, session, callback) {
-      const chunks: Buffer[] = []
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk))
-      stream.on('end', () => {
-        const to = session.envelope.rcptTo.map((recipient) => recipient.address)
-        received.push({ to, raw: Buffer.concat(chunks).toString('utf8') })
-        callback()
-      })
-    },
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.server.address() as AddressInfo
-  return {
-    url: `smtp://127.0.0.1:${port}`,
-    received,
-    /** The next `times` deliveries to `address` are refused with `code`. */
-    refuse: (address: string, code: number, times = Number.POSITIVE_INFINITY) =>
-      refusals.set(address, { code, times }),
-    deliveredTo: (address: string) => received.filter((mail) => mail.to.includes(address)),
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  }
-}
+import { smtpSink } from './helpers/smtp-sink.js'
 
 let sequence = 0
 const address = (name: string) => `${name}-${++sequence}-${Date.now()}@example.com`
@@ -203,10 +155,11 @@ describe.each(backends)('emails on $name', (backend) => {
     })
 
     it('is for admins: 401 without a token, 403 for a user, both queuing nothing', async () => {
+      // Signed up first: a sign-up queues its verification email.
+      const user = await newUser(server.api)
       const before = await storedEmails()
       const body = { to: address('x'), subject: 's', text: 't' }
       expect((await api().post('/emails/send', { json: body })).status).toBe(401)
-      const user = await newUser(server.api)
       expect((await send(body, user.accessToken)).status).toBe(403)
       expect((await api().get('/emails/1', { token: user.accessToken })).status).toBe(403)
       expect(await storedEmails()).toBe(before)

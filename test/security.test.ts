@@ -64,6 +64,18 @@ describe.each(backends)('security on $name', (backend) => {
     expect(open.map((each) => each.name)).toEqual(
       expect.arrayContaining(['GET /products', 'GET /users/{id}', 'POST /users']),
     )
+    // The credential operations: a change of password and logout-all need the account's
+    // token; a reset and a verification are proven by an emailed token instead.
+    expect(secured.map((each) => each.name)).toEqual(
+      expect.arrayContaining(['POST /auth/password', 'POST /auth/logout-all']),
+    )
+    expect(open.map((each) => each.name)).toEqual(
+      expect.arrayContaining([
+        'POST /auth/password-reset',
+        'POST /auth/password-reset/confirm',
+        'POST /auth/verify-email',
+      ]),
+    )
   })
 
   // What a user may do to their own account or posts, and not to another's (the admin's).

@@ -4,6 +4,7 @@ import { Secret, TOTP } from 'otpauth'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
 import { openapiV2Path } from '../src/paths.js'
+import { emailedToken, LINKS } from './helpers/account-emails.js'
 import { type Api, type ApiResponse, createApi, type RequestOptions } from './helpers/api.js'
 import { backends } from './helpers/backends.js'
 import { findOperation, METHODS, specification } from './helpers/contract.js'
@@ -345,7 +346,8 @@ describe.each(backends)('API versions on $name', (backend) => {
   })
 
   /**
-   * One success of every operation, in the client's version: sign-up to logout, the
+   * One success of every operation, in the client's version: sign-up, email verification,
+   * login, password change, logout (one session and all), password reset, the
    * catalog, posts, an order paid by a signed webhook, notifications and the probes.
    */
   async function walkEveryOperation(client: Api, adminToken: string) {
@@ -367,10 +369,19 @@ describe.each(backends)('API versions on $name', (backend) => {
     const refreshed = ok(
       await client.post('/auth/refresh', { json: { refreshToken: pair.refreshToken } }),
     )
-    const logout = { json: { refreshToken: refreshed.refreshToken }, token: refreshed.accessToken }
+    const db = server.testDatabase.database.db
+    const verification = await emailedToken(db, email, LINKS.emailVerification)
+    ok(await client.post('/auth/verify-email', { json: { token: verification } }), 204)
+    const changed = ok(
+      await client.post('/auth/password', {
+        json: { currentPassword: 'walker-password', newPassword: 'walker-password-2' },
+        token: refreshed.accessToken,
+      }),
+    )
+    const logout = { json: { refreshToken: changed.refreshToken }, token: changed.accessToken }
     ok(await client.post('/auth/logout', logout), 204)
     // Two-factor on, a login with a recovery code (the enabling code is spent), off again.
-    const credentials = { email, password: 'walker-password' }
+    const credentials = { email, password: 'walker-password-2' }
     const session = ok(await client.post('/auth/login', { json: credentials }))
     const { secret } = ok(await client.post('/auth/2fa/setup', { token: session.accessToken }))
     const code = new TOTP({ secret: Secret.fromBase32(secret) }).generate()
@@ -381,9 +392,23 @@ describe.each(backends)('API versions on $name', (backend) => {
     const verified = ok(await client.post('/auth/login', withOtp))
     const off = { json: { code: recoveryCodes[1] }, token: verified.accessToken }
     ok(await client.post('/auth/2fa/disable', off), 204)
+    ok(await client.post('/auth/logout-all', { token: verified.accessToken }), 204)
+    ok(await client.post('/auth/password-reset', { json: { email } }), 202)
+    const reset = await emailedToken(db, email, LINKS.passwordReset)
+    ok(
+      await client.post('/auth/password-reset/confirm', {
+        json: { token: reset, newPassword: 'walker-password-3' },
+      }),
+      204,
+    )
+    const latest = ok(
+      await client.post('/auth/login', { json: { email, password: 'walker-password-3' } }),
+    )
     ok(await client.get(`/users/${signedUp.id}`))
     ok(await client.get('/users?search=walker', { token: adminToken }))
-    ok(await client.patch(`/users/${signedUp.id}`, { json: { age: 30 }, token: pair.accessToken }))
+    ok(
+      await client.patch(`/users/${signedUp.id}`, { json: { age: 30 }, token: latest.accessToken }),
+    )
     const item = ok(
       await client.post('/products', {
         json: { name: 'Walked lamp', price: 4, category: 'walk', stock: 5 },

@@ -21,8 +21,13 @@ import { createUsersModule } from './users/users-module.js'
  */
 export function createDomainModules(infrastructure: Infrastructure) {
   const passwords = createPasswords(infrastructure.config.auth.passwordHashCost)
-  const auth = createAuthModule(infrastructure, { passwords })
-  const users = createUsersModule(infrastructure, { sessions: auth.sessions, passwords })
+  const emails = createEmailsModule(infrastructure)
+  const auth = createAuthModule(infrastructure, { passwords, outbox: emails.outbox })
+  const users = createUsersModule(infrastructure, {
+    sessions: auth.sessions,
+    passwords,
+    onSignedUp: auth.onSignedUp,
+  })
   const catalog = createCatalogModule(infrastructure)
   const notifications = createNotificationsModule(infrastructure)
   const orders = createOrdersModule(infrastructure, {
@@ -41,7 +46,7 @@ export function createDomainModules(infrastructure: Infrastructure) {
     orders,
     createPaymentsModule(infrastructure, { orders: orders.payments }),
     createReportsModule(infrastructure),
-    createEmailsModule(infrastructure),
+    emails,
     createUploadsModule(infrastructure),
   ])
 }

@@ -42,7 +42,8 @@ interface AuthServiceDependencies {
   twoFactor: Pick<TwoFactorService, 'checkLogin'>
 }
 
-const hashToken = (token: string) => createHash('sha256').update(token).digest('hex')
+/** How a token a client holds is stored: its SHA-256, never itself. */
+export const hashToken = (token: string) => createHash('sha256').update(token).digest('hex')
 const invalidRefreshToken = () =>
   unauthenticated('The refresh token is invalid, expired or revoked')
 
@@ -123,6 +124,10 @@ export function createAuthService(deps: AuthServiceDependencies) {
       await refreshTokens.revokeFamily(stored.familyId)
       throw invalidRefreshToken()
     },
+
+    /** A new session for the account as `user` has it, read in the caller's transaction. */
+    startSession: (user: UserRow, executor: Executor = db): Promise<TokenPair> =>
+      issuePair(user, randomUUID(), executor),
 
     endSessionsOf,
 

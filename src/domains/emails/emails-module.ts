@@ -21,9 +21,12 @@ export function createEmailsModule({
     retryBaseMs,
     maxAttempts,
   })
+  const service = createEmailsService(emails, worker.wake)
   return {
     name: 'emails',
-    handlers: createEmailHandlers(createEmailsService(emails, worker.wake)),
+    handlers: createEmailHandlers(service),
+    /** For the domains that email their users (account emails, in auth). */
+    outbox: { queue: service.queue, wake: service.wake },
     start: worker.start,
     stop: worker.stop,
   }

@@ -1,5 +1,5 @@
 import { and, eq, sql } from 'drizzle-orm'
-import type { Database } from '../../db/database.js'
+import type { Database, Executor } from '../../db/database.js'
 import { type EmailRow, emails } from '../../db/schema.js'
 
 export interface NewEmail {
@@ -17,8 +17,8 @@ export function createEmailsRepository(db: Database) {
     and(eq(emails.id, email.id), eq(emails.status, 'sending'), eq(emails.attempts, email.attempts))
 
   return {
-    async insert(email: NewEmail): Promise<EmailRow> {
-      const [row] = await db.insert(emails).values(email).returning()
+    async insert(email: NewEmail, executor: Executor = db): Promise<EmailRow> {
+      const [row] = await executor.insert(emails).values(email).returning()
       if (!row) throw new Error('INSERT … RETURNING gave no row')
       return row
     },

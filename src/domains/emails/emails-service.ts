@@ -1,4 +1,5 @@
 import type { components } from '../../../generated/openapi.js'
+import type { Executor } from '../../db/database.js'
 import type { EmailRow } from '../../db/schema.js'
 import { notFound } from '../../platform/errors.js'
 import type { EmailsRepository } from './emails-repository.js'
@@ -8,12 +9,19 @@ type EmailSend = components['schemas']['EmailSend']
 
 export function createEmailsService(emails: EmailsRepository, wakeWorker: () => void) {
   return {
-    /** Queues an email (the spec has checked its fields) and has the worker look now. */
-    async queue({ to, subject, text }: EmailSend): Promise<EmailMessage> {
-      const row = await emails.insert({ recipient: to, subject, text })
+    /**
+     * Queues an email (the spec has checked its fields) and has the worker look now. In
+     * a caller's transaction the worker may look before it commits, and then sends the
+     * email at its next poll.
+     */
+    async queue({ to, subject, text }: EmailSend, executor?: Executor): Promise<EmailMessage> {
+      const row = await emails.insert({ recipient: to, subject, text }, executor)
       wakeWorker()
       return toEmailMessage(row)
     },
+
+    /** Has the worker look now, for emails a statement of another domain queued. */
+    wake: wakeWorker,
 
     async get(id: number): Promise<EmailMessage> {
       const row = await emails.find(id)

@@ -7,7 +7,7 @@ import { createPostsService } from './posts-service.js'
 import { createUserHandlers } from './users-handlers.js'
 import { createUsersRepository } from './users-repository.js'
 import { createUserLoaders, createUserResolvers } from './users-resolvers.js'
-import { createUsersService, type Sessions } from './users-service.js'
+import { createUsersService, type OnSignedUp, type Sessions } from './users-service.js'
 
 /**
  * Accounts and their posts: sign-up, profiles, changes and deletion, the admins' list,
@@ -15,10 +15,20 @@ import { createUsersService, type Sessions } from './users-service.js'
  */
 export function createUsersModule(
   { database, config, log }: Pick<Infrastructure, 'database' | 'config' | 'log'>,
-  { sessions, passwords }: { sessions: Sessions; passwords: Passwords },
+  {
+    sessions,
+    passwords,
+    onSignedUp,
+  }: { sessions: Sessions; passwords: Passwords; onSignedUp: OnSignedUp },
 ) {
   const repository = createUsersRepository(database.db)
-  const users = createUsersService({ db: database.db, users: repository, sessions, passwords })
+  const users = createUsersService({
+    db: database.db,
+    users: repository,
+    sessions,
+    passwords,
+    onSignedUp,
+  })
   const accounts = createAccountsService({ db: database.db, users: repository, sessions })
   const posts = createPostsService({
     posts: createPostsRepository(database.db),

@@ -23,11 +23,15 @@ export interface SignUp {
  */
 export type Sessions = Pick<AuthService, 'endSessionsOf' | 'announce'>
 
+/** Told of each new account in the transaction that stores it (the verification email). */
+export type OnSignedUp = (user: UserRow, tx: Executor) => Promise<void>
+
 interface Dependencies {
   db: Database
   users: UsersRepository
   sessions: Sessions
   passwords: Passwords
+  onSignedUp: OnSignedUp
 }
 
 const GENERATED_ADMIN_EMAIL = 'admin@localhost'
@@ -43,7 +47,8 @@ export async function missingUser(
     : notFound(`No user has the id ${id}`)
 }
 
-export function createUsersService({ db, users, sessions, passwords }: Dependencies) {
+export function createUsersService(dependencies: Dependencies) {
+  const { db, users, sessions, passwords, onSignedUp } = dependencies
   const newAdmin = async (email: string, password: string) => ({
     name: 'Administrator',
     email,
@@ -97,7 +102,14 @@ export function createUsersService({ db, users, sessions, passwords }: Dependenc
       assertValidFields({ name: readableTextProblem(fields.name) })
       const passwordHash = await passwords.hash(password)
       try {
-        return await users.insert({ ...fields, age: age ?? null, passwordHash, role: 'user' })
+        return await db.transaction(async (tx) => {
+          const user = await users.insert(
+            { ...fields, age: age ?? null, passwordHash, role: 'user' },
+            tx,
+          )
+          await onSignedUp(user, tx)
+          return user
+        })
       } catch (error) {
         if (isUniqueViolation(error)) throw conflict('A user with this email already exists')
         throw error

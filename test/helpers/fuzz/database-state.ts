@@ -26,8 +26,9 @@ export async function rowsOfStatement<Row>(db: Database, statement: SQL): Promis
 /**
  * One digest of everything a request may store: products, users and their posts,
  * messages, orders and their items, notifications, Idempotency-Keys, webhook deliveries,
- * uploads with their chunks and each account's usage, the refresh tokens issued and the
- * recovery codes. A refused request must leave it as it was. A token's revocation is left out:
+ * uploads with their chunks and each account's usage, the refresh tokens issued, the
+ * recovery codes, the account tokens (reset, verification) and the emails queued. A
+ * refused request must leave it as it was. A token's revocation is left out:
  * presenting a retired token is refused and, as documented, revokes its session.
  */
 export async function storedState(db: Database): Promise<string> {
@@ -51,7 +52,10 @@ export async function storedState(db: Database): Promise<string> {
       (select md5(coalesce(string_agg(s::text, ',' order by s.user_id), '')) from upload_usage s),
       (select count(*) from refresh_tokens),
       (select md5(coalesce(string_agg(r::text, ',' order by r.user_id, r.code_hash), ''))
-        from recovery_codes r)
+        from recovery_codes r),
+      (select md5(coalesce(string_agg(t::text, ',' order by t.token_hash), ''))
+        from account_tokens t),
+      (select count(*) from emails)
     ) as digest`,
   )
   return row?.digest ?? ''

@@ -5,6 +5,7 @@ import type { OperationId } from '../../../src/http/operations.js'
 import type { ApiResponse } from '../api.js'
 import type { Caller } from './callers.js'
 import type { StoredRows } from './database-state.js'
+import { credentialExpectations } from './rest-credential-expectations.js'
 import { notificationExpectations, orderExpectations } from './rest-order-expectations.js'
 import type { FuzzRequest, Inputs, Placeholder } from './rest-requests.js'
 import { twoFactorExpectations } from './rest-two-factor-expectations.js'
@@ -206,6 +207,7 @@ export const validExpectations = {
   },
 
   ...userExpectations,
+  ...credentialExpectations,
   ...orderExpectations,
   ...notificationExpectations,
   ...uploadExpectations,

@@ -166,6 +166,8 @@ export function generationOf(world: World): Generation {
         login: credentials,
         refreshTokens: refreshBody,
         logout: refreshBody,
+        // The accounts' addresses, in any case: a reset email is queued for them.
+        requestPasswordReset: credentials.map(({ email }) => ({ email })),
         createOrder: orderBodies(world),
       },
       // A post under its author's path: independent ids would rarely pair up so.
