@@ -7,7 +7,13 @@ import { createSecretBox } from '../src/platform/secret-box.js'
 import type { ApiResponse } from './helpers/api.js'
 import { backends } from './helpers/backends.js'
 import { graphql } from './helpers/graphql.js'
-import { newUser, startServer, type TestServer, testEnvironment } from './helpers/server.js'
+import {
+  freshAccount,
+  newUser,
+  startServer,
+  type TestServer,
+  testEnvironment,
+} from './helpers/server.js'
 
 const STEP_MS = 30_000
 const box = createSecretBox(testEnvironment.JWT_SECRET, 'totp-secret')
@@ -355,5 +361,36 @@ describe.each(backends)('two-factor and the login budgets on $name', (backend) =
     const right = { json: { email, password, otp: codeAt(secret, clock.step) } }
     const refused = await server.api.post('/auth/login', right)
     expect([refused.status, refused.body.error.code]).toEqual([429, 'RATE_LIMITED'])
+  })
+
+  it('counts wrong codes of enable and disable per account, and gives a right one back', async () => {
+    const clock = frozenClock()
+    // Accounts stored directly: the login budget of this address is spent by the test above.
+    const { accessToken } = await freshAccount(server)
+    const { secret } = (await server.api.post('/auth/2fa/setup', { token: accessToken })).body.data
+    const attempt = (code: string) =>
+      server.api.post('/auth/2fa/enable', { json: { code }, token: accessToken })
+    for (let count = 0; count < 3; count += 1) {
+      expectMfaRequired(await attempt(wrongCode(secret, clock.step)))
+    }
+    const refused = await attempt(codeAt(secret, clock.step))
+    expect([refused.status, refused.body.error.code]).toEqual([429, 'RATE_LIMITED'])
+    // Another account's budget is its own.
+    const other = await freshAccount(server)
+    const setup = await server.api.post('/auth/2fa/setup', { token: other.accessToken })
+    const enabled = await server.api.post('/auth/2fa/enable', {
+      json: { code: codeAt(setup.body.data.secret, clock.step) },
+      token: other.accessToken,
+    })
+    expect(enabled.status, enabled.text).toBe(200)
+    // A success gave its attempt back; disable draws on the same budget.
+    const disable = (code: string) =>
+      server.api.post('/auth/2fa/disable', { json: { code }, token: other.accessToken })
+    clock.toStep(clock.step + 1)
+    for (let count = 0; count < 3; count += 1) {
+      expectMfaRequired(await disable(wrongCode(setup.body.data.secret, clock.step)))
+    }
+    const overBudget = await disable(codeAt(setup.body.data.secret, clock.step))
+    expect([overBudget.status, overBudget.body.error.code]).toEqual([429, 'RATE_LIMITED'])
   })
 })

@@ -33,6 +33,15 @@ const GUARDS: Record<string, Guard> = {
     budgets: (request) => [`credentials:password:account:${request.principal?.userId}`],
     failure: 401,
   },
+  // Per account, as the password: six digits are a million guesses at most.
+  'POST /auth/2fa/enable': {
+    budgets: (request) => [`credentials:second-factor:account:${request.principal?.userId}`],
+    failure: 401,
+  },
+  'POST /auth/2fa/disable': {
+    budgets: (request) => [`credentials:second-factor:account:${request.principal?.userId}`],
+    failure: 401,
+  },
   // Every request counts: each one for a known address sends an email.
   'POST /auth/password-reset': { budgets: (request) => budgetsOf('password-reset', request) },
   // A token guessed or reused is refused with 400, as is a body that breaks the rules.
