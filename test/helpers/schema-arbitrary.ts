@@ -182,6 +182,8 @@ function formatted(format: string, where: string): fc.Arbitrary<string> {
         .map((date) => date.toISOString().slice(0, 10))
     case 'uuid':
       return fc.uuid()
+    case 'uri':
+      return fc.webUrl()
     case 'binary':
       return fc.string()
     default:

@@ -52,7 +52,11 @@ export const credentialExpectations = {
     expect(stored).toMatchObject([{ purpose: 'password-reset', usedAt: null }])
   },
 
-  logoutAll({ response }) {
+  /** Every session of the caller has ended: its token is refused from now on. */
+  async logoutAll({ response, caller, world }) {
     expect(response.status, response.text).toBe(204)
+    if (caller !== 'user' && caller !== 'admin') return
+    const ended = await world.server.api.get('/orders', { token: world.tokens[caller] })
+    expect(ended.status, ended.text).toBe(401)
   },
 } satisfies Partial<Record<OperationId, Expectation>>

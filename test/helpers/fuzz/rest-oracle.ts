@@ -8,7 +8,7 @@ import { fieldsBreakingRules } from './documented-rules.js'
 import { validExpectations } from './rest-expectations.js'
 import type { RestOperation } from './rest-operations.js'
 import type { Flaw, FuzzRequest } from './rest-requests.js'
-import { resolvePlaceholders, type World } from './world.js'
+import { renewSessionsEndedBy, resolvePlaceholders, type World } from './world.js'
 
 /** Statuses that refuse a flawed request for what it is, by where the flaw is. */
 const REFUSALS: Record<Flaw['where'], number[]> = {
@@ -54,6 +54,7 @@ export async function exchange(world: World, operation: RestOperation, request: 
   if (refused || validRefused || response.status >= 400) {
     expect(await storedState(world.db), 'a refused request changed what is stored').toBe(before)
   }
+  await renewSessionsEndedBy(world, request, response)
 }
 
 /** How long the service may take to answer a probe. */

@@ -2,6 +2,7 @@ import { eq } from 'drizzle-orm'
 import fc from 'fast-check'
 import type { Database } from '../../../src/db/database.js'
 import { users } from '../../../src/db/schema.js'
+import type { ApiResponse } from '../api.js'
 import type { Backend } from '../backends.js'
 import { ADMIN, login, newUser, startServer, type TestServer } from '../server.js'
 import type { Caller, Tokens } from './callers.js'
@@ -179,6 +180,23 @@ export function generationOf(world: World): Generation {
       sendable: (request) => keepsTheCallers(world, request),
     },
   }
+}
+
+/**
+ * A logout-all that went through, valid or with a flaw the service may ignore, ended
+ * every session of its caller: the caller logs in again, so the rest of the run has a
+ * token that works.
+ */
+export async function renewSessionsEndedBy(
+  world: World,
+  request: Pick<FuzzRequest, 'operationId' | 'caller'>,
+  response: Pick<ApiResponse, 'status'>,
+): Promise<void> {
+  const { operationId, caller } = request
+  if (operationId !== 'logoutAll' || response.status !== 204) return
+  if (caller !== 'user' && caller !== 'admin') return
+  const { email, password } = world.accounts[caller]
+  world.tokens[caller] = (await login(world.server.api, { email, password })).accessToken
 }
 
 /** False for a deletion of the user's or admin's own account, or a change of its role. */
