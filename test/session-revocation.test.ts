@@ -12,7 +12,14 @@ import {
   TRANSPORT_WS,
 } from './helpers/raw-socket.js'
 import { redisUrl } from './helpers/redis.js'
-import { newUser, startServer, type TestServer, testEnvironment } from './helpers/server.js'
+import {
+  ADMIN,
+  login,
+  newUser,
+  startServer,
+  type TestServer,
+  testEnvironment,
+} from './helpers/server.js'
 
 /**
  * DESIGN §11: when an account's sessions end, its earlier access tokens are refused and
@@ -96,8 +103,10 @@ describe.each(backends)('sessions that end on $name', (backend) => {
     return socket
   }
 
+  let admin: string
   beforeAll(async () => {
     server = await startServer(backend)
+    admin = (await login(server.api, ADMIN)).accessToken
   })
   afterEach(() => {
     for (const socket of sockets.splice(0)) socket.ws.terminate()
@@ -154,6 +163,45 @@ describe.each(backends)('sessions that end on $name', (backend) => {
     expect(bystander.ws.readyState).toBe(bystander.ws.OPEN)
     expect((await server.api.get('/orders', { token: other.accessToken })).status).toBe(200)
   })
+
+  /** The changes besides logout-all that end every session of the account. */
+  const endings: [string, (account: Awaited<ReturnType<typeof newUser>>) => Promise<number>][] = [
+    [
+      'a password change',
+      async ({ password, accessToken }) =>
+        (
+          await server.api.post('/auth/password', {
+            json: { currentPassword: password, newPassword: 'another-password-1' },
+            token: accessToken,
+          })
+        ).status,
+    ],
+    [
+      'a change of role by an admin',
+      async ({ user }) =>
+        (await server.api.patch(`/users/${user.id}`, { json: { role: 'admin' }, token: admin }))
+          .status,
+    ],
+    [
+      'a deletion',
+      async ({ user, accessToken }) =>
+        (await server.api.delete(`/users/${user.id}`, { token: accessToken })).status,
+    ],
+  ]
+
+  it.each(endings)(
+    'ends the sessions on %s: its sockets close, its token is refused',
+    async (_, end) => {
+      const account = await newUser(server.api)
+      const own = await Promise.all(
+        PROTOCOLS.map((protocol) => opened(server, protocol, account.accessToken, 'init')),
+      )
+      expect([200, 204]).toContain(await end(account))
+      for (const socket of own) expect(await closeOf(socket)).toEqual(FORBIDDEN)
+      const refused = await server.api.get('/orders', { token: account.accessToken })
+      expect(refused.status).toBe(401)
+    },
+  )
 
   it('lets a new login in after a logout-all', async () => {
     const account = await newUser(server.api)
