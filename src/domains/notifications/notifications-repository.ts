@@ -1,5 +1,6 @@
-import { and, count, desc, eq, lt, type SQL } from 'drizzle-orm'
+import { and, count, desc, eq, getTableColumns, lt, type SQL, sql } from 'drizzle-orm'
 import type { Database, Executor } from '../../db/database.js'
+import { SCOPE_LOCKS, scopeLock } from '../../db/ordered-scopes.js'
 import { type NotificationRow, notifications } from '../../db/schema.js'
 import { offsetOf, type PageRequest } from '../../platform/pagination.js'
 
@@ -22,8 +23,29 @@ export function createNotificationsRepository(db: Database) {
     )
 
   return {
-    async insert(executor: Executor, notification: NewNotification): Promise<NotificationRow> {
-      const [row] = await executor.insert(notifications).values(notification).returning()
+    /**
+     * Stores a notification once the user's earlier ones have committed (the user's lock,
+     * held by the caller's transaction until it ends), so that their ids ascend in commit
+     * order; answers it with the id of the user's one before it (0 before the first).
+     * Taken last in any transaction (after its orders' and products' rows), the lock
+     * waits on no one who waits on it.
+     */
+    async insert(
+      executor: Executor,
+      notification: NewNotification,
+    ): Promise<NotificationRow & { previousId: number }> {
+      await executor.execute(
+        sql`select ${scopeLock(SCOPE_LOCKS.notificationsOfUser, notification.userId)}`,
+      )
+      // A statement of its own after the lock's: its snapshot has every one committed before.
+      const [row] = await executor
+        .insert(notifications)
+        .values(notification)
+        .returning({
+          ...getTableColumns(notifications),
+          previousId: sql<number>`(select coalesce(max(earlier.id), 0) from ${notifications}
+            as earlier where earlier.user_id = ${notification.userId})`.mapWith(Number),
+        })
       if (!row) throw new Error('INSERT … RETURNING gave no row')
       return row
     },

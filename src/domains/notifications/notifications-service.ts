@@ -36,9 +36,10 @@ export function createNotificationsService({ notifications, outbox }: Dependenci
       executor: Executor,
       notification: NewNotification,
     ): Promise<PendingEvent<NotificationAddedEvent>> {
-      const row = await notifications.insert(executor, notification)
+      const { previousId, ...row } = await notifications.insert(executor, notification)
       return outbox.enqueue(executor, notificationTopics.added(row.userId), {
         notificationAdded: toNotification(row),
+        previousId,
       })
     },
 
