@@ -13,3 +13,10 @@ export const SCOPE_LOCKS = { chat: 72_817_313, notificationsOfUser: 72_817_314 }
  */
 export const scopeLock = (space: number, key: SQL | number) =>
   sql`pg_advisory_xact_lock(${sql.raw(String(space))}, (${key})::int)`
+
+/** Ids of one scope between two of them (both excluded; no upper bound without `beforeId`). */
+export interface IdRange {
+  afterId: number
+  beforeId?: number | undefined
+  limit: number
+}

@@ -1,8 +1,8 @@
-import { and, desc, gte, lt, lte, type Placeholder, sql } from 'drizzle-orm'
+import { and, desc, eq, gt, gte, lt, lte, type Placeholder, sql } from 'drizzle-orm'
 import type { Database } from '../../db/database.js'
 import { batchedInserts, givenRows, givenValues } from '../../db/insert-batches.js'
 import { isoInstant, type WithIsoInstants } from '../../db/iso-instant.js'
-import { SCOPE_LOCKS, scopeLock } from '../../db/ordered-scopes.js'
+import { type IdRange, SCOPE_LOCKS, scopeLock } from '../../db/ordered-scopes.js'
 import { messages, outbox } from '../../db/schema.js'
 import { preparedTransaction, prepareRows } from '../../db/statement-rows.js'
 import type { Topic } from '../../platform/infrastructure/events.js'
@@ -50,8 +50,52 @@ export function createMessagesRepository(db: Database) {
 
     /** The statement behind newest, unprepared, for EXPLAIN. */
     newestQuery: (query: MessageQuery) => newestQuery(db, query),
+
+    /** The chat's messages with an id in the range, oldest first. */
+    between(chatId: string, { afterId, beforeId, limit }: IdRange): Promise<Message[]> {
+      return db
+        .select(messageColumns)
+        .from(messages)
+        .where(
+          and(
+            eq(messages.chatId, chatId),
+            gt(messages.id, afterId),
+            beforeId === undefined ? undefined : lt(messages.id, beforeId),
+          ),
+        )
+        .orderBy(messages.chatId, messages.id)
+        .limit(limit)
+    },
+
+    /** The id of the chat's newest message, 0 when it has none. */
+    async newestId(chatId: string): Promise<number> {
+      const [row] = await db
+        .select({ id: sql<number>`coalesce(max(${messages.id}), 0)`.mapWith(Number) })
+        .from(messages)
+        .where(eq(messages.chatId, chatId))
+      return row?.id ?? 0
+    },
+
+    /** The chat message `id` is in, if there is such a message. */
+    async chatOf(id: number): Promise<string | undefined> {
+      const [row] = await db
+        .select({ chatId: messages.chatId })
+        .from(messages)
+        .where(eq(messages.id, id))
+      return row?.chatId
+    },
   }
 }
+
+/** Every column of Message, its time as ISO 8601 text. */
+const messageColumns = {
+  id: messages.id,
+  chatId: sql<string>`${messages.chatId}`.as('chatId'),
+  text: messages.text,
+  author: messages.author,
+  createdAt: isoInstant(messages.createdAt).as('createdAt'),
+  // Every column of Message: one added to the table must be written here too.
+} satisfies Record<keyof Message, unknown>
 
 type Shape = 'all' | 'allBefore' | 'chat' | 'chatBefore'
 
@@ -100,14 +144,7 @@ function newestQuery(
   const chat = chatId === undefined ? undefined : (placeholders?.chatId ?? chatId)
   const before = beforeId === undefined ? undefined : (placeholders?.beforeId ?? beforeId)
   return db
-    .select({
-      id: messages.id,
-      chatId: sql<string>`${messages.chatId}`.as('chatId'),
-      text: messages.text,
-      author: messages.author,
-      createdAt: isoInstant(messages.createdAt).as('createdAt'),
-      // Every column of Message: one added to the table must be written here too.
-    } satisfies Record<keyof Message, unknown>)
+    .select(messageColumns)
     .from(messages)
     .where(filterOf(chat, before))
     .orderBy(...(chat === undefined ? [] : [desc(messages.chatId)]), desc(messages.id))

@@ -1,6 +1,6 @@
-import { and, count, desc, eq, getTableColumns, lt, type SQL, sql } from 'drizzle-orm'
+import { and, count, desc, eq, getTableColumns, gt, lt, type SQL, sql } from 'drizzle-orm'
 import type { Database, Executor } from '../../db/database.js'
-import { SCOPE_LOCKS, scopeLock } from '../../db/ordered-scopes.js'
+import { type IdRange, SCOPE_LOCKS, scopeLock } from '../../db/ordered-scopes.js'
 import { type NotificationRow, notifications } from '../../db/schema.js'
 import { offsetOf, type PageRequest } from '../../platform/pagination.js'
 
@@ -48,6 +48,40 @@ export function createNotificationsRepository(db: Database) {
         })
       if (!row) throw new Error('INSERT … RETURNING gave no row')
       return row
+    },
+
+    /** The user's notifications with an id in (afterId, beforeId), oldest first. */
+    between(userId: number, { afterId, beforeId, limit }: IdRange) {
+      return db
+        .select()
+        .from(notifications)
+        .where(
+          and(
+            eq(notifications.userId, userId),
+            gt(notifications.id, afterId),
+            beforeId === undefined ? undefined : lt(notifications.id, beforeId),
+          ),
+        )
+        .orderBy(notifications.userId, notifications.id)
+        .limit(limit)
+    },
+
+    /** The id of the user's newest notification, 0 when there is none. */
+    async newestId(userId: number): Promise<number> {
+      const [row] = await db
+        .select({ id: sql<number>`coalesce(max(${notifications.id}), 0)`.mapWith(Number) })
+        .from(notifications)
+        .where(eq(notifications.userId, userId))
+      return row?.id ?? 0
+    },
+
+    /** Whose notification `id` is, if any. */
+    async ownerOf(id: number): Promise<number | undefined> {
+      const [row] = await db
+        .select({ userId: notifications.userId })
+        .from(notifications)
+        .where(eq(notifications.id, id))
+      return row?.userId
     },
 
     /** A numbered page, newest first, and how many match in all. */
