@@ -211,7 +211,7 @@ export type Subscription = {
   metricsUpdated: Metrics;
   /** Each new notification of the caller, as it is made: ids increase in the order they are made, and they arrive in that order, each once. After a lost connection, subscribe again with `after`, on any instance, to miss nothing. Needs a token. */
   notificationAdded: Notification;
-  /** Every status change of one order, whichever way it came (an admin, a cancel, a payment). Only its owner or an admin may follow it: another user's fails FORBIDDEN, an unknown id NOT_FOUND. */
+  /** First the order as it is when the subscription starts, then every status change of it, whichever way it came (an admin, a cancel, a payment), in the order they happened and each once (one that reaches the subscriber after a later one is left out: the later holds it). Only its owner or an admin may follow it: another user's fails FORBIDDEN, an unknown id NOT_FOUND. */
   orderUpdated: Order;
   /** Each user coming online (their first WebSocket opens, on any instance) or going offline (their last one closes, or its instance dies). Needs a token. */
   userStatusChanged: UserStatus;
