@@ -12,7 +12,7 @@ import {
   isPlaceholder,
   type Placeholder,
 } from './rest-requests.js'
-import { placeOrders, storeFiles, storeSpares, writePosts } from './world-fixtures.js'
+import { placeOrders, storeChat, storeFiles, storeSpares, writePosts } from './world-fixtures.js'
 
 export interface Account {
   id: number
@@ -59,6 +59,8 @@ export interface World {
   spareIds: number[]
   /** Orders the run placed with an Idempotency-Key, by `keyedOrderName`. */
   keyedOrders: Map<string, KeyedOrder>
+  /** A chat stored before the run, and its messages' ids: what `after` resumes. */
+  chat: { chatId: string; messageIds: number[] }
 }
 
 /** Keys are the user's own: one user's key is no other's. */
@@ -101,6 +103,7 @@ export async function createWorld(backend: Backend): Promise<World> {
     ...(await storeFiles(server.baseUrl, tokens.admin, 1)),
   ]
   const spareIds = await storeSpares(server.testDatabase.database.db, SPARES)
+  const messageIds = await storeChat(server.testDatabase.database.db, WORLD_CHAT, 3)
   return {
     server,
     db: server.testDatabase.database.db,
@@ -116,10 +119,12 @@ export async function createWorld(backend: Backend): Promise<World> {
     uploadIds,
     spareIds,
     keyedOrders: new Map(),
+    chat: { chatId: WORLD_CHAT, messageIds },
   }
 }
 
 const SPARES = 12
+const WORLD_CHAT = 'fuzz-world'
 
 /** The email in letters of random case: emails match regardless of it. */
 const anyCase = (email: string) =>
