@@ -1,4 +1,5 @@
-import { type SQL, sql } from 'drizzle-orm'
+import { and, gt, lt, type SQL, sql } from 'drizzle-orm'
+import type { AnyPgColumn } from 'drizzle-orm/pg-core'
 
 /**
  * The scopes whose ids are drawn in commit order (docs/decisions/commit-ordered-ids.md),
@@ -20,3 +21,10 @@ export interface IdRange {
   beforeId?: number | undefined
   limit: number
 }
+
+/** The ids of a range, as a condition on a scope's id column. */
+export const idsIn = (id: AnyPgColumn, { afterId, beforeId }: IdRange) =>
+  and(gt(id, afterId), beforeId === undefined ? undefined : lt(id, beforeId))
+
+/** The newest id of the rows selected, 0 when there are none. */
+export const newestIdOf = (id: AnyPgColumn) => sql<number>`coalesce(max(${id}), 0)`.mapWith(Number)

@@ -1,8 +1,8 @@
-import { and, desc, eq, gt, gte, lt, lte, type Placeholder, sql } from 'drizzle-orm'
+import { and, desc, eq, gte, lt, lte, type Placeholder, sql } from 'drizzle-orm'
 import type { Database } from '../../db/database.js'
 import { batchedInserts, givenRows, givenValues } from '../../db/insert-batches.js'
 import { isoInstant, type WithIsoInstants } from '../../db/iso-instant.js'
-import { type IdRange, SCOPE_LOCKS, scopeLock } from '../../db/ordered-scopes.js'
+import { type IdRange, idsIn, newestIdOf, SCOPE_LOCKS, scopeLock } from '../../db/ordered-scopes.js'
 import { messages, outbox } from '../../db/schema.js'
 import { preparedTransaction, prepareRows } from '../../db/statement-rows.js'
 import type { Topic } from '../../platform/infrastructure/events.js'
@@ -52,25 +52,19 @@ export function createMessagesRepository(db: Database) {
     newestQuery: (query: MessageQuery) => newestQuery(db, query),
 
     /** The chat's messages with an id in the range, oldest first. */
-    between(chatId: string, { afterId, beforeId, limit }: IdRange): Promise<Message[]> {
+    between(chatId: string, range: IdRange): Promise<Message[]> {
       return db
         .select(messageColumns)
         .from(messages)
-        .where(
-          and(
-            eq(messages.chatId, chatId),
-            gt(messages.id, afterId),
-            beforeId === undefined ? undefined : lt(messages.id, beforeId),
-          ),
-        )
+        .where(and(eq(messages.chatId, chatId), idsIn(messages.id, range)))
         .orderBy(messages.chatId, messages.id)
-        .limit(limit)
+        .limit(range.limit)
     },
 
     /** The id of the chat's newest message, 0 when it has none. */
     async newestId(chatId: string): Promise<number> {
       const [row] = await db
-        .select({ id: sql<number>`coalesce(max(${messages.id}), 0)`.mapWith(Number) })
+        .select({ id: newestIdOf(messages.id) })
         .from(messages)
         .where(eq(messages.chatId, chatId))
       return row?.id ?? 0

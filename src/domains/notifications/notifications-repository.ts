@@ -1,6 +1,6 @@
-import { and, count, desc, eq, getTableColumns, gt, lt, type SQL, sql } from 'drizzle-orm'
+import { and, count, desc, eq, getTableColumns, lt, type SQL, sql } from 'drizzle-orm'
 import type { Database, Executor } from '../../db/database.js'
-import { type IdRange, SCOPE_LOCKS, scopeLock } from '../../db/ordered-scopes.js'
+import { type IdRange, idsIn, newestIdOf, SCOPE_LOCKS, scopeLock } from '../../db/ordered-scopes.js'
 import { type NotificationRow, notifications } from '../../db/schema.js'
 import { offsetOf, type PageRequest } from '../../platform/pagination.js'
 
@@ -51,25 +51,19 @@ export function createNotificationsRepository(db: Database) {
     },
 
     /** The user's notifications with an id in (afterId, beforeId), oldest first. */
-    between(userId: number, { afterId, beforeId, limit }: IdRange) {
+    between(userId: number, range: IdRange) {
       return db
         .select()
         .from(notifications)
-        .where(
-          and(
-            eq(notifications.userId, userId),
-            gt(notifications.id, afterId),
-            beforeId === undefined ? undefined : lt(notifications.id, beforeId),
-          ),
-        )
+        .where(and(eq(notifications.userId, userId), idsIn(notifications.id, range)))
         .orderBy(notifications.userId, notifications.id)
-        .limit(limit)
+        .limit(range.limit)
     },
 
     /** The id of the user's newest notification, 0 when there is none. */
     async newestId(userId: number): Promise<number> {
       const [row] = await db
-        .select({ id: sql<number>`coalesce(max(${notifications.id}), 0)`.mapWith(Number) })
+        .select({ id: newestIdOf(notifications.id) })
         .from(notifications)
         .where(eq(notifications.userId, userId))
       return row?.id ?? 0
