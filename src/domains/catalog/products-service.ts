@@ -1,7 +1,9 @@
 import { assertValidFields, gone, notFound, unprocessable } from '../../platform/errors.js'
+import type { Outbox } from '../../platform/infrastructure/outbox.js'
 import { readableTextProblem } from '../../platform/input-rules.js'
 import { decodeCursor, encodeCursor } from './products-cursor.js'
 import type {
+  AnnouncedProduct,
   NewProduct,
   ProductChanges,
   ProductFilters,
@@ -86,7 +88,19 @@ function paginationOf(
   }
 }
 
-export function createProductsService({ products }: { products: ProductsRepository }) {
+export function createProductsService({
+  products,
+  outbox,
+}: {
+  products: ProductsRepository
+  outbox: Pick<Outbox, 'publish'>
+}) {
+  /** After the write's commit: its event goes out (webhooks take it from the outbox). */
+  async function announce(written: AnnouncedProduct): Promise<StoredProduct> {
+    await outbox.publish([written.event])
+    return written.product
+  }
+
   /** Tells a product that never existed (404) from one that was deleted (410). */
   async function missing(id: number): Promise<never> {
     const row = await products.findById(id)
@@ -112,18 +126,21 @@ export function createProductsService({ products }: { products: ProductsReposito
       return row
     },
 
-    create(product: NewProduct): Promise<StoredProduct> {
+    async create(product: NewProduct): Promise<StoredProduct> {
       assertValidProduct(product)
-      return products.insert(product)
+      return announce(await products.insert(product))
     },
 
     async update(id: number, changes: ProductChanges): Promise<StoredProduct> {
       assertValidProduct(changes)
-      return (await products.update(id, changes)) ?? missing(id)
+      const updated = await products.update(id, changes)
+      return updated ? announce(updated) : missing(id)
     },
 
     async remove(id: number): Promise<void> {
-      if (!(await products.softDelete(id))) await missing(id)
+      const deleted = await products.softDelete(id)
+      if (deleted) await announce(deleted)
+      else await missing(id)
     },
   }
 }
