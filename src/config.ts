@@ -28,6 +28,9 @@ const environmentSchema = {
     DATABASE_URL: { type: 'string', pattern: '^postgres(ql)?://' },
     DATABASE_TIMEOUT: { type: 'integer', minimum: 100, maximum: 600_000, default: 5000 },
     REDIS_URL: { type: 'string', pattern: '^rediss?://' },
+    // Parsed and checked in redisTargetOf, with messages that say what they take.
+    REDIS_SENTINELS: { type: 'string' },
+    REDIS_SENTINEL_NAME: { type: 'string', maxLength: 200 },
     REDIS_KEY_PREFIX: { type: 'string', maxLength: 100, default: 'catalog:' },
     REDIS_TIMEOUT_MS: { type: 'integer', minimum: 1, maximum: 60_000, default: 100 },
     JWT_SECRET: { type: 'string', minLength: 32 },
@@ -107,6 +110,8 @@ interface Environment {
   DATABASE_URL?: string
   DATABASE_TIMEOUT: number
   REDIS_URL?: string
+  REDIS_SENTINELS?: string
+  REDIS_SENTINEL_NAME?: string
   REDIS_KEY_PREFIX: string
   REDIS_TIMEOUT_MS: number
   JWT_SECRET?: string
@@ -170,8 +175,11 @@ export interface Config {
    * or an answer before telling the client 503 (Postgres only).
    */
   databaseTimeoutMs: number
-  /** Shared pub/sub and stores for many instances; without it all stays in this process. */
-  redisUrl: string | undefined
+  /**
+   * Shared pub/sub and stores for many instances, on one Redis or on the primary that
+   * Sentinel names; without it all stays in this process.
+   */
+  redis: RedisTarget | undefined
   /** Put before every key stored in Redis, so deployments can share one. */
   redisKeyPrefix: string
   /** The longest a request waits on one Redis command; past it, it goes on without Redis. */
@@ -288,6 +296,11 @@ export interface Config {
   warnings: string[]
 }
 
+/** REDIS_URL's one Redis, or REDIS_SENTINELS's Sentinels and the primary they watch. */
+export type RedisTarget =
+  | { url: string }
+  | { sentinels: { host: string; port: number }[]; name: string }
+
 const TRACES_PROTOCOLS = ['http/protobuf', 'http/json'] as const
 export type TracesProtocol = (typeof TRACES_PROTOCOLS)[number]
 
@@ -327,7 +340,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     dataDir: values.DATA_DIR,
     databaseUrl: values.DATABASE_URL,
     databaseTimeoutMs: values.DATABASE_TIMEOUT,
-    redisUrl: values.REDIS_URL,
+    redis: redisTargetOf(values),
     redisKeyPrefix: values.REDIS_KEY_PREFIX,
     redisTimeoutMs: values.REDIS_TIMEOUT_MS,
     logLevel: values.LOG_LEVEL,
@@ -414,6 +427,40 @@ function parseEnvironment(env: NodeJS.ProcessEnv): Environment {
     const message = (error as Error).message.replaceAll('env/', '')
     throw new ConfigError(`Invalid configuration: ${message}`)
   }
+}
+
+function redisTargetOf(values: Environment): RedisTarget | undefined {
+  const { REDIS_URL: url, REDIS_SENTINELS: sentinels, REDIS_SENTINEL_NAME: name } = values
+  if ((sentinels === undefined) !== (name === undefined)) {
+    throw new ConfigError(
+      'Invalid configuration: REDIS_SENTINELS and REDIS_SENTINEL_NAME go together: the Sentinels to ask, and the name of the primary they watch (its `sentinel monitor` name)',
+    )
+  }
+  if (sentinels === undefined || name === undefined) return url === undefined ? undefined : { url }
+  if (url !== undefined) {
+    throw new ConfigError(
+      'Invalid configuration: set either REDIS_URL (one Redis) or REDIS_SENTINELS and REDIS_SENTINEL_NAME (a primary that Sentinel fails over), not both',
+    )
+  }
+  if (/\s/.test(name)) {
+    throw new ConfigError(
+      `Invalid configuration: REDIS_SENTINEL_NAME must be the name of the primary in the Sentinels' configuration, without spaces; "${name}" is not`,
+    )
+  }
+  return { sentinels: sentinels.split(',').map(sentinelAddressOf), name }
+}
+
+/** `host:port`, `[v6 address]:port` too. */
+function sentinelAddressOf(entry: string): { host: string; port: number } {
+  const match = /^(?:\[([0-9a-fA-F:.]+)\]|([^\s:[\]]+)):(\d{1,5})$/.exec(entry.trim())
+  const port = Number(match?.[3])
+  const host = match?.[1] ?? match?.[2]
+  if (!host || !(port >= 1 && port <= 65_535)) {
+    throw new ConfigError(
+      `Invalid configuration: REDIS_SENTINELS must be a comma-separated list of Sentinel addresses, each host:port, as in 10.0.0.5:26379,10.0.0.6:26379 or [fd00::5]:26379; "${entry}" is not one`,
+    )
+  }
+  return { host, port }
 }
 
 /** A page an emailed link opens: `?token=…` is appended, so it has no query or fragment. */

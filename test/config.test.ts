@@ -269,3 +269,43 @@ describe('configuration', () => {
     expect(() => loadConfig(environment)).toThrow(words)
   })
 })
+
+describe('Redis through Sentinel', () => {
+  const sentinels = { REDIS_SENTINELS: '10.0.0.5:26379, sentinel-b:26380,[fd00::5]:26379' }
+
+  it('reads REDIS_URL as one Redis, and nothing as no Redis', () => {
+    expect(loadConfig({}).redis).toBeUndefined()
+    expect(loadConfig({ REDIS_URL: 'redis://cache:6379' }).redis).toEqual({
+      url: 'redis://cache:6379',
+    })
+  })
+
+  it('reads REDIS_SENTINELS and REDIS_SENTINEL_NAME as the Sentinels and their primary', () => {
+    expect(loadConfig({ ...sentinels, REDIS_SENTINEL_NAME: 'catalog' }).redis).toEqual({
+      sentinels: [
+        { host: '10.0.0.5', port: 26379 },
+        { host: 'sentinel-b', port: 26380 },
+        { host: 'fd00::5', port: 26379 },
+      ],
+      name: 'catalog',
+    })
+  })
+
+  it.each([
+    [sentinels, 'REDIS_SENTINELS and REDIS_SENTINEL_NAME go together'],
+    [{ REDIS_SENTINEL_NAME: 'catalog' }, 'REDIS_SENTINELS and REDIS_SENTINEL_NAME go together'],
+    [
+      { ...sentinels, REDIS_SENTINEL_NAME: 'catalog', REDIS_URL: 'redis://cache:6379' },
+      'set either REDIS_URL (one Redis) or REDIS_SENTINELS',
+    ],
+    [{ REDIS_SENTINELS: '10.0.0.5', REDIS_SENTINEL_NAME: 'catalog' }, '"10.0.0.5" is not one'],
+    [{ REDIS_SENTINELS: '10.0.0.5:0', REDIS_SENTINEL_NAME: 'catalog' }, '"10.0.0.5:0" is not'],
+    [{ REDIS_SENTINELS: 'a:26379,,b:26379', REDIS_SENTINEL_NAME: 'catalog' }, '"" is not one'],
+    [{ REDIS_SENTINELS: 'fd00::5:26379', REDIS_SENTINEL_NAME: 'catalog' }, 'each host:port'],
+    [{ REDIS_SENTINELS: 'a:65536', REDIS_SENTINEL_NAME: 'catalog' }, '"a:65536" is not one'],
+    [{ ...sentinels, REDIS_SENTINEL_NAME: 'my primary' }, 'REDIS_SENTINEL_NAME must be the name'],
+  ])('rejects %o in words: %s', (environment, words) => {
+    expect(() => loadConfig(environment)).toThrow(ConfigError)
+    expect(() => loadConfig(environment)).toThrow(words)
+  })
+})

@@ -5,7 +5,7 @@ import { type AppDependencies, buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { users } from '../../src/db/schema.js'
 import { createEventBus, type EventBus } from '../../src/platform/infrastructure/events.js'
-import { connectRedis, type RedisConnections } from '../../src/platform/infrastructure/redis.js'
+import { type RedisConnections, redisFromConfig } from '../../src/platform/infrastructure/redis.js'
 import { type Api, createApi } from './api.js'
 import type { Backend, OpenSettings, TestDatabase } from './backends.js'
 
@@ -48,7 +48,7 @@ export interface StartOptions {
 
 /**
  * A real server on a real port over a fresh database of the given backend; pub/sub is
- * in-process unless the environment names a REDIS_URL.
+ * in-process unless the environment names a Redis (REDIS_URL or REDIS_SENTINELS).
  */
 export async function startServer(
   backend: Backend,
@@ -64,14 +64,7 @@ export async function startServer(
   })
   const logger = options.logger ?? false
   const log = pino({ level: 'silent' })
-  const redis = config.redisUrl
-    ? connectRedis({
-        url: config.redisUrl,
-        keyPrefix: config.redisKeyPrefix,
-        timeoutMs: config.redisTimeoutMs,
-        log,
-      })
-    : undefined
+  const redis = redisFromConfig(config, log)
   const events = createEventBus({ redis, log })
   const app = await buildApp(
     {
