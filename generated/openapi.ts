@@ -55,7 +55,14 @@ export interface paths {
          * @description A live product; a deleted one answers 410, an id never used 404.
          */
         get: operations["getProduct"];
-        put?: never;
+        /**
+         * Replace a product
+         * @description Replaces every field a client may set, with the body a create takes: `name`,
+         *     `price` and `category` are required, and `stock` left out becomes 0. Validated
+         *     exactly as on create. Admins only. A product is never created this way: an id
+         *     never used answers 404, a deleted product 410.
+         */
+        put: operations["replaceProduct"];
         post?: never;
         /**
          * Delete a product
@@ -1948,6 +1955,47 @@ export interface operations {
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
             410: components["responses"]["Gone"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    replaceProduct: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Product id. */
+                id: components["parameters"]["ProductId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProductCreate"];
+            };
+        };
+        responses: {
+            /** @description The product as it is now. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProductEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            410: components["responses"]["Gone"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];

@@ -31,6 +31,7 @@ function versionedClient(api: Api, version: string, succeeded: Set<string>): Api
     request,
     get: (path, options) => request('GET', path, options),
     post: (path, options) => request('POST', path, options),
+    put: (path, options) => request('PUT', path, options),
     patch: (path, options) => request('PATCH', path, options),
     delete: (path, options) => request('DELETE', path, options),
   } as Api
@@ -419,6 +420,8 @@ describe.each(backends)('API versions on $name', (backend) => {
     ok(await client.get('/products?category=walk'))
     ok(await client.get(`/products/${item.id}`))
     ok(await client.patch(`/products/${item.id}`, { json: { stock: 6 }, token: adminToken }))
+    const replacement = { name: 'Walked lamp', price: 5, category: 'walk', stock: 6 }
+    ok(await client.put(`/products/${item.id}`, { json: replacement, token: adminToken }))
     const post = ok(
       await client.post(`/users/${user.id}/posts`, {
         json: { title: 'Walking' },

@@ -43,6 +43,10 @@ export function createProductHandlers(products: ProductsService, cacheTtlSeconds
       return { data: toProduct(await products.update(request.params.id, request.body)) }
     },
 
+    async replaceProduct(request) {
+      return { data: toProduct(await products.replace(request.params.id, request.body)) }
+    },
+
     async deleteProduct(request, reply) {
       await products.remove(request.params.id)
       return reply.code(204).send()

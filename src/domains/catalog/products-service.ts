@@ -93,6 +93,11 @@ export function createProductsService({ products }: { products: ProductsReposito
     throw row ? gone(`Product ${id} was deleted`) : notFound(`Product ${id} does not exist`)
   }
 
+  async function update(id: number, changes: ProductChanges): Promise<StoredProduct> {
+    assertValidProduct(changes)
+    return (await products.update(id, changes)) ?? missing(id)
+  }
+
   return {
     async list(filters: ProductFilters, request: ListRequest): Promise<ProductPage> {
       const position = assertValidList(filters, request)
@@ -117,10 +122,11 @@ export function createProductsService({ products }: { products: ProductsReposito
       return products.insert(product)
     },
 
-    async update(id: number, changes: ProductChanges): Promise<StoredProduct> {
-      assertValidProduct(changes)
-      return (await products.update(id, changes)) ?? missing(id)
-    },
+    update,
+
+    /** Every field a client sets, as a create sets them: `stock` left out is 0 again. */
+    replace: (id: number, product: NewProduct): Promise<StoredProduct> =>
+      update(id, { ...product, stock: product.stock ?? 0 }),
 
     async remove(id: number): Promise<void> {
       if (!(await products.softDelete(id))) await missing(id)

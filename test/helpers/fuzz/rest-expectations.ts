@@ -143,6 +143,14 @@ export const validExpectations = {
     }
   },
 
+  async replaceProduct(exchange) {
+    await expectProductState(exchange, 200)
+    if (exchange.response.status === 200) {
+      const body = exchange.inputs.body as Record<string, unknown>
+      expectProductFields(exchange.response.body.data, { stock: 0, ...body })
+    }
+  },
+
   async deleteProduct(exchange) {
     const row = await expectProductState(exchange, 204)
     if (exchange.response.status === 204) expect(row?.deletedAt).toBeTruthy()
