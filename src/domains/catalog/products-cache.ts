@@ -43,13 +43,13 @@ export function withReadCache(
       await cache.invalidate([LISTS])
       return row
     },
-    async update(id, changes) {
-      const row = await repository.update(id, changes)
+    async update(id, changes, check) {
+      const row = await repository.update(id, changes, check)
       if (row) await invalidate(id)
       return row
     },
-    async softDelete(id) {
-      const deleted = await repository.softDelete(id)
+    async softDelete(id, check) {
+      const deleted = await repository.softDelete(id, check)
       if (deleted) await invalidate(id)
       return deleted
     },

@@ -70,6 +70,8 @@ const storedProduct = writtenProduct(products) satisfies Record<keyof StoredProd
 /** `stock` left out takes the column's default, 0. */
 export type NewProduct = Pick<typeof products.$inferInsert, 'name' | 'price' | 'category' | 'stock'>
 export type ProductChanges = Partial<NewProduct>
+/** A condition on a product as it is before a write (an If-Match); it throws to refuse. */
+export type ProductCheck = (current: StoredProduct) => void
 
 const live = isNull(products.deletedAt)
 
@@ -112,25 +114,53 @@ export function createProductsRepository(db: Database) {
       // The statement names every column, so the column's default comes from here.
       insertBatched({ name, price, category, stock: stock ?? 0 }),
 
-    /** Changes a live product; undefined when there is none with that id. */
-    async update(id: number, changes: ProductChanges): Promise<StoredProduct | undefined> {
-      const [row] = await db
-        .update(products)
-        .set({ ...changes, updatedAt: sql`now()` })
-        .where(and(eq(products.id, id), live))
-        .returning(storedProduct)
-      return row
-    },
+    /** Changes a live product; undefined when there is none with that id (see `guarded`). */
+    update: (id: number, changes: ProductChanges, check?: ProductCheck) =>
+      guarded(id, check, async (executor) => {
+        const [row] = await executor
+          .update(products)
+          .set({ ...changes, updatedAt: sql`now()` })
+          .where(and(eq(products.id, id), live))
+          .returning(storedProduct)
+        return row
+      }),
 
-    /** Marks a live product deleted; false when there is none with that id. */
-    async softDelete(id: number): Promise<boolean> {
-      const rows = await db
-        .update(products)
-        .set({ deletedAt: sql`now()` })
-        .where(and(eq(products.id, id), live))
-        .returning({ id: products.id })
-      return rows.length > 0
+    /** Marks a live product deleted; false when there is none with that id (see `guarded`). */
+    async softDelete(id: number, check?: ProductCheck): Promise<boolean> {
+      const deleted = await guarded(id, check, async (executor) => {
+        const rows = await executor
+          .update(products)
+          .set({ deletedAt: sql`now()` })
+          .where(and(eq(products.id, id), live))
+          .returning({ id: products.id })
+        return rows.length > 0
+      })
+      return deleted ?? false
     },
+  }
+
+  /**
+   * A write of a live product, in one statement; with a check, after the check has
+   * passed on the row as it is, locked in the write's transaction, so no other write
+   * comes between them. A check that throws leaves the row as it was. Undefined when no
+   * live product has the id; the check is then not made (404 and 410 come before it).
+   */
+  async function guarded<T>(
+    id: number,
+    check: ProductCheck | undefined,
+    write: (executor: Executor) => Promise<T | undefined>,
+  ): Promise<T | undefined> {
+    if (!check) return write(db)
+    return db.transaction(async (tx) => {
+      const [current] = await tx
+        .select(storedProduct)
+        .from(products)
+        .where(and(eq(products.id, id), live))
+        .for('update')
+      if (!current) return undefined
+      check(current)
+      return write(tx)
+    })
   }
 }
 

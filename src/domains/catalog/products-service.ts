@@ -4,6 +4,7 @@ import { decodeCursor, encodeCursor } from './products-cursor.js'
 import type {
   NewProduct,
   ProductChanges,
+  ProductCheck,
   ProductFilters,
   ProductsRepository,
   StoredProduct,
@@ -93,9 +94,14 @@ export function createProductsService({ products }: { products: ProductsReposito
     throw row ? gone(`Product ${id} was deleted`) : notFound(`Product ${id} does not exist`)
   }
 
-  async function update(id: number, changes: ProductChanges): Promise<StoredProduct> {
+  /** `check`, when given, is made on the product as it is, under the lock of the write. */
+  async function update(
+    id: number,
+    changes: ProductChanges,
+    check?: ProductCheck,
+  ): Promise<StoredProduct> {
     assertValidProduct(changes)
-    return (await products.update(id, changes)) ?? missing(id)
+    return (await products.update(id, changes, check)) ?? missing(id)
   }
 
   return {
@@ -125,11 +131,11 @@ export function createProductsService({ products }: { products: ProductsReposito
     update,
 
     /** Every field a client sets, as a create sets them: `stock` left out is 0 again. */
-    replace: (id: number, product: NewProduct): Promise<StoredProduct> =>
-      update(id, { ...product, stock: product.stock ?? 0 }),
+    replace: (id: number, product: NewProduct, check?: ProductCheck): Promise<StoredProduct> =>
+      update(id, { ...product, stock: product.stock ?? 0 }, check),
 
-    async remove(id: number): Promise<void> {
-      if (!(await products.softDelete(id))) await missing(id)
+    async remove(id: number, check?: ProductCheck): Promise<void> {
+      if (!(await products.softDelete(id, check))) await missing(id)
     },
   }
 }
