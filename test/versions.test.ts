@@ -418,8 +418,11 @@ describe.each(backends)('API versions on $name', (backend) => {
       201,
     )
     ok(await client.get('/products?category=walk'))
-    ok(await client.get(`/products/${item.id}`))
-    ok(await client.patch(`/products/${item.id}`, { json: { stock: 6 }, token: adminToken }))
+    const read = await client.get(`/products/${item.id}`)
+    ok(read)
+    const ifMatch = { 'if-match': read.headers.get('etag') as string }
+    const changes = { json: { stock: 6 }, token: adminToken, headers: ifMatch }
+    ok(await client.patch(`/products/${item.id}`, changes))
     const replacement = { name: 'Walked lamp', price: 5, category: 'walk', stock: 6 }
     ok(await client.put(`/products/${item.id}`, { json: replacement, token: adminToken }))
     const post = ok(
