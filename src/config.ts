@@ -63,10 +63,8 @@ const environmentSchema = {
     PRESENCE_TIMEOUT_MS: { type: 'integer', minimum: 1000, maximum: 600_000, default: 30_000 },
     METRICS_INTERVAL_MS: { type: 'integer', minimum: 100, maximum: 3_600_000, default: 5000 },
     METRICS_TOKEN: { type: 'string', minLength: 16, maxLength: 512 },
-    V1_SUNSET: {
-      type: 'string',
-      pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?(Z|[+-]\\d{2}:\\d{2})$',
-    },
+    // Its form is checked in sunsetOf, with a message that says what it takes.
+    V1_SUNSET: { type: 'string' },
     V1_MIGRATION_URL: { type: 'string', minLength: 1, maxLength: 2048, default: '/docs/v2' },
     SMTP_URL: { type: 'string', pattern: '^smtps?://' },
     EMAIL_FROM: { type: 'string', pattern: '^[^@\\s]+@[^@\\s]+$', default: 'no-reply@localhost' },
@@ -408,11 +406,19 @@ function linkBaseOf(name: string, value: string): string {
   return value
 }
 
-/** RFC 8594: a resource's sunset cannot come before its deprecation (RFC 9745). */
+/** A day, or a date and time with its offset: ISO 8601 as RFC 3339 writes them. */
+const SUNSET_FORM = /^(\d{4})-(\d{2})-(\d{2})(T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2}))?$/
+
+/**
+ * V1_SUNSET's instant: a day stands for its 00:00 UTC. RFC 8594: a resource's sunset
+ * cannot come before its deprecation (RFC 9745).
+ */
 function sunsetOf(value: string): Date {
-  const at = new Date(value)
-  if (Number.isNaN(at.getTime())) {
-    throw new ConfigError(`Invalid configuration: V1_SUNSET ${value} is not a date`)
+  const at = sunsetInstant(value)
+  if (!at) {
+    throw new ConfigError(
+      `Invalid configuration: V1_SUNSET must be a date, such as 2027-06-30 (00:00 UTC that day), or a date and time with its offset, such as 2027-06-30T12:00:00Z or 2027-06-30T14:00:00+02:00; "${value}" is neither`,
+    )
   }
   if (at < V1_DEPRECATED_AT) {
     throw new ConfigError(
@@ -420,6 +426,17 @@ function sunsetOf(value: string): Date {
     )
   }
   return at
+}
+
+function sunsetInstant(value: string): Date | undefined {
+  const form = SUNSET_FORM.exec(value)
+  if (!form) return undefined
+  const [, year, month, day] = form.map(Number)
+  const date = new Date(Date.UTC(year ?? 0, (month ?? 0) - 1, day))
+  // Date reads 2027-02-30 as 2 March: the day must be one of its month's.
+  if (date.getUTCMonth() !== (month ?? 0) - 1 || date.getUTCDate() !== day) return undefined
+  const at = form[4] ? new Date(value) : date
+  return Number.isNaN(at.getTime()) ? undefined : at
 }
 
 function trustedDocumentsOf(path: string | undefined): TrustedDocuments | undefined {
