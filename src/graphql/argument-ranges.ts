@@ -104,19 +104,17 @@ function sizeOfValue(value: unknown, list: boolean): number | undefined {
   return Number.isInteger(value) ? (value as number) : undefined
 }
 
-/** A document's ranged arguments are found once: Mercurius hands the same parsed one again. */
-const documentRanges = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, DocumentRanges>>()
+/**
+ * A document's ranged arguments are found once: Mercurius hands the same parsed one
+ * again (its documents are parsed for one schema, as the cost check has them).
+ */
+const documentRanges = new WeakMap<DocumentNode, DocumentRanges>()
 
 function rangesOf(schema: GraphQLSchema, document: DocumentNode): DocumentRanges {
-  let bySchema = documentRanges.get(schema)
-  if (!bySchema) {
-    bySchema = new WeakMap()
-    documentRanges.set(schema, bySchema)
-  }
-  let ranges = bySchema.get(document)
+  let ranges = documentRanges.get(document)
   if (!ranges) {
     ranges = findRanges(schema, document)
-    bySchema.set(document, ranges)
+    documentRanges.set(document, ranges)
   }
   return ranges
 }
