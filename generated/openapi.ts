@@ -848,6 +848,124 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description Every endpoint that receives the service's events, newest first (ties broken
+         *     by `id` descending). The signing secret is never shown here. Admins only.
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Add a webhook endpoint
+         * @description From now on, every event of the types in `events` is POSTed to `url`, signed
+         *     as the Standard Webhooks specification says (see the `webhook-endpoints` tag).
+         *     The answer holds the endpoint's signing `secret`, `whsec_` followed by base64:
+         *     keep it, it is shown only here. A target that is not allowed (see `url`)
+         *     answers 400 and nothing is stored. Admins only.
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook endpoint id. */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read a webhook endpoint
+         * @description The endpoint, without its secret. Admins only.
+         */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a webhook endpoint
+         * @description The endpoint receives nothing more, and its delivery log goes with it. A
+         *     delivery under way when it is removed may still arrive. Admins only.
+         */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook endpoint
+         * @description Changes the fields given, each under the rules it has on creation (a new `url`
+         *     is checked again). `enabled: true` turns an endpoint that was disabled, by an
+         *     admin or after 5 days of failures, on again: its pending deliveries resume.
+         *     `enabled: false` holds every delivery to it until then. Admins only.
+         */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook endpoint id. */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List an endpoint's deliveries
+         * @description The delivery log of the endpoint: one delivery per event it was sent, newest
+         *     first (by `id`, descending), with where it stands. Admins only.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/deliveries/{deliveryId}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook endpoint id. */
+                id: components["parameters"]["WebhookEndpointId"];
+                /** @description Delivery id, as the endpoint's delivery log lists it. */
+                deliveryId: components["parameters"]["WebhookDeliveryId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a delivery again
+         * @description Makes the delivery `pending` and due now, whatever its status: a `failed` or
+         *     `succeeded` one gets one attempt more, a `pending` one has its next attempt
+         *     brought forward. It keeps its
+         *     `webhook-id`, so a receiver that has it already can tell the repeat. A delivery
+         *     being attempted at this moment is left to that attempt. The endpoint must be
+         *     enabled (409 otherwise). Admins only.
+         */
+        post: operations["retryWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -1390,6 +1508,110 @@ export interface components {
         EmailMessageEnvelope: {
             data: components["schemas"]["EmailMessage"];
         };
+        /**
+         * @description `order.created` (an order placed), `order.updated` (each change of its status, whatever made it), `product.created`, `product.updated` and `product.deleted`. More types may come: a receiver should acknowledge one it does not know.
+         * @enum {string}
+         */
+        WebhookEventType: "order.created" | "order.updated" | "product.created" | "product.updated" | "product.deleted";
+        /**
+         * Format: uri
+         * @description Where events are POSTed: an http or https URL without credentials (no user name or password in it). Unless the server allows private targets (`WEBHOOK_ALLOW_PRIVATE_TARGETS`), its host must resolve only to public addresses: loopback, private, link-local, carrier-grade NAT, multicast, unspecified, unique-local and IPv4-mapped addresses are refused, when the endpoint is saved and again at each delivery, which connects to the address checked. Redirects are not followed.
+         */
+        WebhookTarget: string;
+        /** @description The event types the endpoint receives; one named twice counts once. */
+        WebhookEventTypes: components["schemas"]["WebhookEventType"][];
+        /** @description What the endpoint is for, for the people who manage it. */
+        WebhookEndpointDescription: string | null;
+        WebhookEndpointCreate: {
+            url: components["schemas"]["WebhookTarget"];
+            events: components["schemas"]["WebhookEventTypes"];
+            description?: components["schemas"]["WebhookEndpointDescription"];
+        };
+        WebhookEndpointUpdate: {
+            url?: components["schemas"]["WebhookTarget"];
+            events?: components["schemas"]["WebhookEventTypes"];
+            description?: components["schemas"]["WebhookEndpointDescription"];
+            /** @description Whether deliveries go out to it. */
+            enabled?: boolean;
+        };
+        WebhookEndpoint: {
+            /** Format: int32 */
+            id: number;
+            /** @description The target, as parsed and written out again (the form it is called by). */
+            url: string;
+            events: components["schemas"]["WebhookEventType"][];
+            description: components["schemas"]["WebhookEndpointDescription"];
+            /** @description False once an admin disabled it, or once every attempt to deliver to it has failed for 5 days in a row. */
+            enabled: boolean;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        NewWebhookEndpoint: {
+            /** Format: int32 */
+            id: number;
+            url: string;
+            events: components["schemas"]["WebhookEventType"][];
+            description: components["schemas"]["WebhookEndpointDescription"];
+            enabled: boolean;
+            /** @description The signing secret: `whsec_` and the base64 of its bytes. Shown only in this answer; the service keeps it encrypted. */
+            secret: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        WebhookEndpointEnvelope: {
+            data: components["schemas"]["WebhookEndpoint"];
+        };
+        NewWebhookEndpointEnvelope: {
+            data: components["schemas"]["NewWebhookEndpoint"];
+        };
+        WebhookEndpointListEnvelope: {
+            data: components["schemas"]["WebhookEndpoint"][];
+            pagination: components["schemas"]["PagePagination"];
+        };
+        /**
+         * @description `pending` (its next attempt is due at `nextAttemptAt`, or one is under way), `succeeded` (a 2xx within 10 seconds), or `failed` after its last attempt.
+         * @enum {string}
+         */
+        WebhookDeliveryStatus: "pending" | "succeeded" | "failed";
+        WebhookDelivery: {
+            /** Format: int32 */
+            id: number;
+            /**
+             * Format: uuid
+             * @description The event's id, sent as `webhook-id` on every attempt.
+             */
+            eventId: string;
+            type: components["schemas"]["WebhookEventType"];
+            status: components["schemas"]["WebhookDeliveryStatus"];
+            /**
+             * Format: int32
+             * @description Attempts made so far, the one under way included.
+             */
+            attempts: number;
+            /**
+             * Format: int32
+             * @description The HTTP status of the last answer; null before one, or when none came.
+             */
+            lastStatusCode: number | null;
+            /** @description Why the last attempt failed; null before one failed, and once one succeeded. */
+            lastError: string | null;
+            /**
+             * Format: date-time
+             * @description When the next attempt is due, while pending.
+             */
+            nextAttemptAt: string | null;
+        };
+        WebhookDeliveryEnvelope: {
+            data: components["schemas"]["WebhookDelivery"];
+        };
+        WebhookDeliveryListEnvelope: {
+            data: components["schemas"]["WebhookDelivery"][];
+            pagination: components["schemas"]["PagePagination"];
+        };
         Health: {
             /** @enum {string} */
             status: "ok";
@@ -1743,6 +1965,18 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
+        /** @description The delivery's endpoint is disabled; enable it first (`CONFLICT`). */
+        WebhookEndpointDisabled: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
         /** @description An unexpected failure (`INTERNAL`); the details are in the server log under the request id. */
         Internal: {
             headers: {
@@ -1799,6 +2033,10 @@ export interface components {
         OrderId: number;
         /** @description Notification id. */
         NotificationId: number;
+        /** @description Webhook endpoint id. */
+        WebhookEndpointId: number;
+        /** @description Delivery id, as the endpoint's delivery log lists it. */
+        WebhookDeliveryId: number;
         /** @description Keep only the orders in this status. */
         OrderStatusFilter: components["schemas"]["OrderStatus"];
         /** @description `true` keeps only the notifications not marked read. */
@@ -3478,6 +3716,276 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1; not together with `cursor` (400). The items before the page are read and skipped, so a deep page is slow where `cursor` is not. */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: {
+                /** @description ETags the client holds; when one is current the answer is 304 with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of endpoints. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointListEnvelope"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointCreate"];
+            };
+        };
+        responses: {
+            /** @description The endpoint, with its signing secret, this once. */
+            201: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    Location: components["headers"]["Location"];
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NewWebhookEndpointEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETags the client holds; when one is current the answer is 304 with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /** @description Webhook endpoint id. */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointEnvelope"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook endpoint id. */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook endpoint id. */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointUpdate"];
+            };
+        };
+        responses: {
+            /** @description The endpoint as changed. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1; not together with `cursor` (400). The items before the page are read and skipped, so a deep page is slow where `cursor` is not. */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: {
+                /** @description ETags the client holds; when one is current the answer is 304 with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /** @description Webhook endpoint id. */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryListEnvelope"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    retryWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook endpoint id. */
+                id: components["parameters"]["WebhookEndpointId"];
+                /** @description Delivery id, as the endpoint's delivery log lists it. */
+                deliveryId: components["parameters"]["WebhookDeliveryId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery, due now. */
+            202: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["WebhookEndpointDisabled"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];

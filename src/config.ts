@@ -13,6 +13,7 @@ const LOG_FORMATS = ['pretty', 'json'] as const
 const DEFAULT_PASSWORD_HASH_COST = 15
 /** The highest PASSWORD_HASH_COST, and so the most memory a stored hash may ask of scrypt. */
 export const MAX_PASSWORD_HASH_COST = 17
+const DEFAULT_WEBHOOK_RETRY_SCHEDULE = '5s,5m,30m,2h,5h,10h'
 
 /** An integer counting `unit`s (the words of its error name them; see config-errors.ts). */
 const integer = <Bounds extends object>(unit: string, bounds: Bounds) =>
@@ -130,6 +131,10 @@ const environmentSchema = {
       maximum: 1_125_899_906_842_624,
       default: 1_073_741_824,
     }),
+    // Outgoing webhooks: the schedule is parsed in webhooksOf, with a message in words.
+    WEBHOOK_RETRY_SCHEDULE: { type: 'string', default: DEFAULT_WEBHOOK_RETRY_SCHEDULE },
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: { type: 'boolean', default: false },
+    WEBHOOK_CONCURRENCY: integer('requests in flight', { minimum: 0, maximum: 1000, default: 10 }),
     // OpenTelemetry's own names; the SDK reads them (and the other OTEL_* variables) itself.
     OTEL_EXPORTER_OTLP_ENDPOINT: { type: 'string' },
     OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: { type: 'string' },
@@ -190,6 +195,9 @@ interface Environment {
   EMAIL_VERIFY_TTL: number
   UPLOAD_MAX_BYTES: number
   UPLOAD_QUOTA_BYTES: number
+  WEBHOOK_RETRY_SCHEDULE: string
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: boolean
+  WEBHOOK_CONCURRENCY: number
   OTEL_EXPORTER_OTLP_ENDPOINT?: string
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?: string
   OTEL_EXPORTER_OTLP_PROTOCOL?: string
@@ -273,6 +281,12 @@ export interface Config {
   uploadMaxBytes: number
   /** The bytes the files of one user may take in all; admins have no quota. */
   uploadQuotaBytes: number
+  /**
+   * Outgoing webhooks: the delays between attempts of one delivery (attempts = 1 + their
+   * number); whether targets may be loopback, private or other non-public addresses; and
+   * how many deliveries this instance has in flight at most (0: it sends none).
+   */
+  webhooks: { retryScheduleMs: number[]; allowPrivateTargets: boolean; concurrency: number }
   /**
    * Emails go out through SMTP_URL, or to the log without it; the outbox is polled every
    * `pollIntervalMs`, a refused email retried after `retryBaseMs`, doubling, up to
@@ -401,6 +415,11 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       : undefined,
     uploadMaxBytes: values.UPLOAD_MAX_BYTES,
     uploadQuotaBytes: values.UPLOAD_QUOTA_BYTES,
+    webhooks: {
+      retryScheduleMs: retryScheduleOf(values.WEBHOOK_RETRY_SCHEDULE),
+      allowPrivateTargets: values.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+      concurrency: values.WEBHOOK_CONCURRENCY,
+    },
     emails: {
       smtpUrl: values.SMTP_URL,
       from: values.EMAIL_FROM,
@@ -460,6 +479,36 @@ function linkBaseOf(name: string, value: string): string {
     )
   }
   return value
+}
+
+const DURATION_UNITS_MS: Record<string, number> = {
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+}
+/** Twenty retries of at most a week each: past that, an endpoint is disabled anyway. */
+const MAX_RETRIES = 20
+const MAX_RETRY_DELAY_MS = 7 * 86_400_000
+
+/** `5s,5m,30m,2h`: the delays between a delivery's attempts, in milliseconds. */
+function retryScheduleOf(value: string): number[] {
+  const delays = value.split(',').map((entry) => {
+    const match = /^(\d{1,9})(ms|s|m|h|d)$/.exec(entry.trim())
+    const ms = match ? Number(match[1]) * (DURATION_UNITS_MS[match[2] ?? ''] ?? 0) : Number.NaN
+    return { entry, ms }
+  })
+  const invalid = delays.find(({ ms }) => !(ms >= 0 && ms <= MAX_RETRY_DELAY_MS))
+  if (invalid !== undefined || delays.length > MAX_RETRIES) {
+    const why = invalid
+      ? `"${invalid.entry.trim()}" is not one`
+      : `${delays.length} are more than ${MAX_RETRIES}`
+    throw new ConfigError(
+      `Invalid configuration: WEBHOOK_RETRY_SCHEDULE must be a comma-separated list of 1 to ${MAX_RETRIES} delays between attempts, each a whole number followed by ms, s, m, h or d and at most 7 days, as in ${DEFAULT_WEBHOOK_RETRY_SCHEDULE}; ${why}`,
+    )
+  }
+  return delays.map(({ ms }) => ms)
 }
 
 /** A day, or a date and time with its offset: ISO 8601 as RFC 3339 writes them. */

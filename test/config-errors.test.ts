@@ -245,6 +245,21 @@ const REFUSALS: [variable: string, environment: Record<string, string>, message:
     'UPLOAD_QUOTA_BYTES must be a whole number of bytes from 0 to 1125899906842624',
   ],
   [
+    'WEBHOOK_RETRY_SCHEDULE',
+    { WEBHOOK_RETRY_SCHEDULE: 'soon' },
+    'WEBHOOK_RETRY_SCHEDULE must be a comma-separated list of 1 to 20 delays between attempts, each a whole number followed by ms, s, m, h or d and at most 7 days, as in 5s,5m,30m,2h,5h,10h; "soon" is not one',
+  ],
+  [
+    'WEBHOOK_ALLOW_PRIVATE_TARGETS',
+    { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'yes' },
+    'WEBHOOK_ALLOW_PRIVATE_TARGETS must be true or false',
+  ],
+  [
+    'WEBHOOK_CONCURRENCY',
+    { WEBHOOK_CONCURRENCY: '1001' },
+    'WEBHOOK_CONCURRENCY must be a whole number of requests in flight from 0 to 1000',
+  ],
+  [
     'OTEL_EXPORTER_OTLP_ENDPOINT',
     { OTEL_EXPORTER_OTLP_ENDPOINT: 'localhost:4318' },
     'OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL, such as http://localhost:4318; "localhost:4318" is not',

@@ -71,6 +71,18 @@ describe.each(backends)('security on $name', (backend) => {
     expect(adminOnly.map((each) => each.name)).toEqual(
       expect.arrayContaining(['DELETE /products/{id}', 'GET /metrics', 'GET /users']),
     )
+    // Every operation on outgoing webhooks is an admin's.
+    const webhookEndpoints = operations.filter((each) => each.path.startsWith('/webhook-endpoints'))
+    expect(webhookEndpoints.map((each) => each.name).sort()).toEqual([
+      'DELETE /webhook-endpoints/{id}',
+      'GET /webhook-endpoints',
+      'GET /webhook-endpoints/{id}',
+      'GET /webhook-endpoints/{id}/deliveries',
+      'PATCH /webhook-endpoints/{id}',
+      'POST /webhook-endpoints',
+      'POST /webhook-endpoints/{id}/deliveries/{deliveryId}/retry',
+    ])
+    expect(webhookEndpoints.every((each) => each.adminOnly)).toBe(true)
     expect(open.map((each) => each.name)).toEqual(
       expect.arrayContaining(['GET /products', 'GET /users/{id}', 'POST /users']),
     )

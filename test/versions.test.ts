@@ -77,7 +77,14 @@ describe.each(backends)('API versions on $name', (backend) => {
   }
 
   beforeAll(async () => {
-    server = await startServer(backend, { WEBHOOK_SECRET, METRICS_TOKEN, V1_SUNSET })
+    server = await startServer(backend, {
+      WEBHOOK_SECRET,
+      METRICS_TOKEN,
+      V1_SUNSET,
+      // Webhook endpoints on the loopback, which no delivery is sent to.
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      WEBHOOK_CONCURRENCY: '0',
+    })
     admin = (await login(server.api, ADMIN)).accessToken
   })
   afterAll(() => server?.close())
@@ -350,13 +357,22 @@ describe.each(backends)('API versions on $name', (backend) => {
   /**
    * One success of every operation, in the client's version: sign-up, email verification,
    * login, password change, logout (one session and all), password reset, the
-   * catalog, posts, an order paid by a signed webhook, notifications and the probes.
+   * catalog, posts, an order paid by a signed webhook, notifications, webhook endpoints
+   * and their deliveries, and the probes.
    */
   async function walkEveryOperation(client: Api, adminToken: string) {
     const ok = (response: ApiResponse, status = 200) => {
       expect(response.status, response.text).toBe(status)
       return response.body.data
     }
+    const hooks = `/webhook-endpoints`
+    const hook = ok(
+      await client.post(hooks, {
+        json: { url: 'http://127.0.0.1:9/walk', events: ['product.created'] },
+        token: adminToken,
+      }),
+      201,
+    )
     const { accessToken, user } = await newUser(client)
     const email = `walker-${randomUUID()}@example.com`
     const signedUp = ok(
@@ -486,6 +502,25 @@ describe.each(backends)('API versions on $name', (backend) => {
     ok(await client.get('/uploads/usage', { token: accessToken }))
     ok(await client.delete(`/uploads/${file.id}`, { token: accessToken }), 204)
     ok(await client.delete(`/products/${item.id}`, { token: adminToken }), 204)
+    ok(await client.get(hooks, { token: adminToken }))
+    ok(await client.get(`${hooks}/${hook.id}`, { token: adminToken }))
+    ok(
+      await client.patch(`${hooks}/${hook.id}`, {
+        json: { description: 'walked' },
+        token: adminToken,
+      }),
+    )
+    // The product's event reaches the log once the outbox has handed it on.
+    let deliveries: { id: number }[] = []
+    await expect
+      .poll(async () => {
+        deliveries = ok(await client.get(`${hooks}/${hook.id}/deliveries`, { token: adminToken }))
+        return deliveries.length
+      })
+      .toBe(1)
+    const retry = `${hooks}/${hook.id}/deliveries/${deliveries[0]?.id}/retry`
+    ok(await client.post(retry, { token: adminToken }), 202)
+    ok(await client.delete(`${hooks}/${hook.id}`, { token: adminToken }), 204)
     ok(await client.delete(`/users/${signedUp.id}`, { token: adminToken }), 204)
     ok(await client.get('/health'))
     ok(await client.get('/ready'))

@@ -42,6 +42,8 @@ export interface StartOptions {
   modules?: AppDependencies['modules']
   /** Told of every statement drizzle sends on the fresh database (ignored with testDatabase). */
   databaseLogger?: OpenSettings['logger']
+  /** How webhook targets' names resolve, instead of the system's resolver. */
+  resolveHost?: AppDependencies['resolveHost']
 }
 
 /**
@@ -72,7 +74,14 @@ export async function startServer(
     : undefined
   const events = createEventBus({ redis, log })
   const app = await buildApp(
-    { database: testDatabase.database, events, redis, logger, modules: options.modules },
+    {
+      database: testDatabase.database,
+      events,
+      redis,
+      logger,
+      modules: options.modules,
+      ...(options.resolveHost && { resolveHost: options.resolveHost }),
+    },
     config,
   )
   await app.listen({ port: 0, host: '127.0.0.1' })

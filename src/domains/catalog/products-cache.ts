@@ -38,15 +38,15 @@ export function withReadCache(
     listPage: (filters, request) => listPage({ filters, request }),
     findById: async (id) => (await findById(id)) ?? undefined,
     async insert(product) {
-      const row = await repository.insert(product)
+      const inserted = await repository.insert(product)
       // No entry of the new id was stored (a miss is not), so only the lists are stale.
       await cache.invalidate([LISTS])
-      return row
+      return inserted
     },
     async update(id, changes, check) {
-      const row = await repository.update(id, changes, check)
-      if (row) await invalidate(id)
-      return row
+      const updated = await repository.update(id, changes, check)
+      if (updated) await invalidate(id)
+      return updated
     },
     async softDelete(id, check) {
       const deleted = await repository.softDelete(id, check)

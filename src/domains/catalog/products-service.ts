@@ -1,7 +1,9 @@
 import { assertValidFields, gone, notFound, unprocessable } from '../../platform/errors.js'
+import type { Outbox } from '../../platform/infrastructure/outbox.js'
 import { readableTextProblem } from '../../platform/input-rules.js'
 import { decodeCursor, encodeCursor } from './products-cursor.js'
 import type {
+  AnnouncedProduct,
   NewProduct,
   ProductChanges,
   ProductCheck,
@@ -87,7 +89,19 @@ function paginationOf(
   }
 }
 
-export function createProductsService({ products }: { products: ProductsRepository }) {
+export function createProductsService({
+  products,
+  outbox,
+}: {
+  products: ProductsRepository
+  outbox: Pick<Outbox, 'publish'>
+}) {
+  /** After the write's commit: its event goes out (webhooks take it from the outbox). */
+  async function announce(written: AnnouncedProduct): Promise<StoredProduct> {
+    await outbox.publish([written.event])
+    return written.product
+  }
+
   /** Tells a product that never existed (404) from one that was deleted (410). */
   async function missing(id: number): Promise<never> {
     const row = await products.findById(id)
@@ -101,7 +115,8 @@ export function createProductsService({ products }: { products: ProductsReposito
     check?: ProductCheck,
   ): Promise<StoredProduct> {
     assertValidProduct(changes)
-    return (await products.update(id, changes, check)) ?? missing(id)
+    const updated = await products.update(id, changes, check)
+    return updated ? announce(updated) : missing(id)
   }
 
   return {
@@ -123,9 +138,9 @@ export function createProductsService({ products }: { products: ProductsReposito
       return row
     },
 
-    create(product: NewProduct): Promise<StoredProduct> {
+    async create(product: NewProduct): Promise<StoredProduct> {
       assertValidProduct(product)
-      return products.insert(product)
+      return announce(await products.insert(product))
     },
 
     update,
@@ -135,7 +150,9 @@ export function createProductsService({ products }: { products: ProductsReposito
       update(id, { ...product, stock: product.stock ?? 0 }, check),
 
     async remove(id: number, check?: ProductCheck): Promise<void> {
-      if (!(await products.softDelete(id, check))) await missing(id)
+      const deleted = await products.softDelete(id, check)
+      if (deleted) await announce(deleted)
+      else await missing(id)
     },
   }
 }

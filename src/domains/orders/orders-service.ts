@@ -109,7 +109,7 @@ export function createOrdersService(dependencies: Dependencies) {
       const merged = mergeLines(lines)
       const placed = await db.transaction(async (tx) => {
         const first = keyed && (await idempotencyKeys.claim(tx, keyed))
-        if (first) return { order: first.body as Order, replayed: true }
+        if (first) return { order: first.body as Order, replayed: true, events: [] }
         const priced = await inventory.reserve(tx, merged)
         const order = await orders.insert(tx, {
           userId: caller.userId,
@@ -117,10 +117,16 @@ export function createOrdersService(dependencies: Dependencies) {
           total: totalOf(priced),
         })
         if (keyed) await idempotencyKeys.remember(tx, keyed, { statusCode: 201, body: order })
-        return { order, replayed: false }
+        const created = await outbox.enqueue(tx, orderTopics.created(order.id), {
+          orderCreated: order,
+        })
+        return { order, replayed: false, events: [created] }
       })
-      if (!placed.replayed) await inventory.changed(merged)
-      return placed
+      if (!placed.replayed) {
+        await outbox.publish(placed.events)
+        await inventory.changed(merged)
+      }
+      return { order: placed.order, replayed: placed.replayed }
     },
 
     /** The caller's orders; an admin's list holds every user's. */

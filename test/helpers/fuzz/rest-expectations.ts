@@ -12,6 +12,7 @@ import type { FuzzRequest, Inputs, Placeholder } from './rest-requests.js'
 import { twoFactorExpectations } from './rest-two-factor-expectations.js'
 import { uploadExpectations } from './rest-upload-expectations.js'
 import { expectMetrics, userExpectations } from './rest-user-expectations.js'
+import { webhookExpectations } from './rest-webhook-expectations.js'
 import type { World } from './world.js'
 
 /** A request whose every value fits openapi.yaml, from a caller the operation serves. */
@@ -226,6 +227,7 @@ export const validExpectations = {
   ...notificationExpectations,
   ...uploadExpectations,
   ...twoFactorExpectations,
+  ...webhookExpectations,
 
   receivePaymentWebhook() {
     throw new Error('without WEBHOOK_SECRET a webhook is refused before its answer is judged')
