@@ -55,7 +55,14 @@ export interface paths {
          * @description A live product; a deleted one answers 410, an id never used 404.
          */
         get: operations["getProduct"];
-        put?: never;
+        /**
+         * Replace a product
+         * @description Replaces every field a client may set, with the body a create takes: `name`,
+         *     `price` and `category` are required, and `stock` left out becomes 0. Validated
+         *     exactly as on create. Admins only. A product is never created this way: an id
+         *     never used answers 404, a deleted product 410.
+         */
+        put: operations["replaceProduct"];
         post?: never;
         /**
          * Delete a product
@@ -129,8 +136,9 @@ export interface paths {
          * Move an order along its status graph
          * @description Admins only. `PENDING → PAID → SHIPPED → DELIVERED`, and `CANCELLED` from
          *     `PENDING` or `PAID` (which puts the stock back, as `POST /orders/{id}/cancel`
-         *     does). Any other change, the current status included, answers 409. The owner is
-         *     notified of every change, and `orderUpdated` subscribers receive it.
+         *     does). Any other change, the current status included, answers 409 (after
+         *     `If-Match`'s 412). The owner is notified of every change, and `orderUpdated`
+         *     subscribers receive it.
          */
         patch: operations["updateOrderStatus"];
         trace?: never;
@@ -1728,7 +1736,7 @@ export interface components {
          *     `MFA_REQUIRED` was): treat one you do not know by its HTTP status.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_ERROR" | "BAD_REQUEST" | "UNAUTHENTICATED" | "MFA_REQUIRED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "GONE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE" | "RATE_LIMITED" | "INTERNAL" | "BAD_GATEWAY" | "UNAVAILABLE";
+        ErrorCode: "VALIDATION_ERROR" | "BAD_REQUEST" | "UNAUTHENTICATED" | "MFA_REQUIRED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "GONE" | "PAYLOAD_TOO_LARGE" | "PRECONDITION_FAILED" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE" | "RATE_LIMITED" | "INTERNAL" | "BAD_GATEWAY" | "UNAVAILABLE";
         Error: {
             code: components["schemas"]["ErrorCode"];
             message: string;
@@ -1933,6 +1941,18 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
+        /** @description `If-Match` names no current version of the resource (`PRECONDITION_FAILED`): another write came first. Nothing changed; GET the resource for its current `ETag`. */
+        PreconditionFailed: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
         /** @description The order's status does not allow this change (`CONFLICT`). */
         StatusConflict: {
             headers: {
@@ -2021,6 +2041,8 @@ export interface components {
         OrderStatusFilter: components["schemas"]["OrderStatus"];
         /** @description `true` keeps only the notifications not marked read. */
         UnreadOnly: boolean;
+        /** @description Write only if the resource is as the client last saw it: the `ETag` of a GET (or of the answer to its last write), several of them comma-separated, or `*` (any current version). Compared strongly (RFC 9110 §13.1.1), so a weak tag (`W/"…"`) never matches. A mismatch answers 412 (`PRECONDITION_FAILED`) and changes nothing. The check and the write are one step: of writers holding the same tag, one succeeds and the others get 412. Checked once the request is authenticated and valid and the resource found (401, 403, 400, 404 and 410 come first), before any rule of the write itself (an order's 409). Without it, the write is unconditional; a value that is not a list of entity tags answers 400. */
+        IfMatch: string;
         /** @description ETags the client holds; when one is current the answer is 304 with no body. */
         IfNoneMatch: string;
         /** @description Product id. */
@@ -2058,7 +2080,7 @@ export interface components {
         "RateLimit-Reset": number;
         /** @description Path of the created resource. */
         Location: string;
-        /** @description Strong validator of the body; send it back in `If-None-Match`. */
+        /** @description Strong validator of the resource as GET shows it; send it back in `If-None-Match` to read it only if it changed, or in `If-Match` to write it only if it did not. */
         ETag: string;
     };
     pathItems: never;
@@ -2191,10 +2213,59 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    replaceProduct: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Write only if the resource is as the client last saw it: the `ETag` of a GET (or of the answer to its last write), several of them comma-separated, or `*` (any current version). Compared strongly (RFC 9110 §13.1.1), so a weak tag (`W/"…"`) never matches. A mismatch answers 412 (`PRECONDITION_FAILED`) and changes nothing. The check and the write are one step: of writers holding the same tag, one succeeds and the others get 412. Checked once the request is authenticated and valid and the resource found (401, 403, 400, 404 and 410 come first), before any rule of the write itself (an order's 409). Without it, the write is unconditional; a value that is not a list of entity tags answers 400. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /** @description Product id. */
+                id: components["parameters"]["ProductId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProductCreate"];
+            };
+        };
+        responses: {
+            /** @description The product as it is now. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProductEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            410: components["responses"]["Gone"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     deleteProduct: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Write only if the resource is as the client last saw it: the `ETag` of a GET (or of the answer to its last write), several of them comma-separated, or `*` (any current version). Compared strongly (RFC 9110 §13.1.1), so a weak tag (`W/"…"`) never matches. A mismatch answers 412 (`PRECONDITION_FAILED`) and changes nothing. The check and the write are one step: of writers holding the same tag, one succeeds and the others get 412. Checked once the request is authenticated and valid and the resource found (401, 403, 400, 404 and 410 come first), before any rule of the write itself (an order's 409). Without it, the write is unconditional; a value that is not a list of entity tags answers 400. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description Product id. */
                 id: components["parameters"]["ProductId"];
@@ -2219,6 +2290,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
             410: components["responses"]["Gone"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -2227,7 +2299,10 @@ export interface operations {
     updateProduct: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Write only if the resource is as the client last saw it: the `ETag` of a GET (or of the answer to its last write), several of them comma-separated, or `*` (any current version). Compared strongly (RFC 9110 §13.1.1), so a weak tag (`W/"…"`) never matches. A mismatch answers 412 (`PRECONDITION_FAILED`) and changes nothing. The check and the write are one step: of writers holding the same tag, one succeeds and the others get 412. Checked once the request is authenticated and valid and the resource found (401, 403, 400, 404 and 410 come first), before any rule of the write itself (an order's 409). Without it, the write is unconditional; a value that is not a list of entity tags answers 400. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description Product id. */
                 id: components["parameters"]["ProductId"];
@@ -2246,6 +2321,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2258,6 +2334,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
             410: components["responses"]["Gone"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
@@ -2390,7 +2467,10 @@ export interface operations {
     updateOrderStatus: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Write only if the resource is as the client last saw it: the `ETag` of a GET (or of the answer to its last write), several of them comma-separated, or `*` (any current version). Compared strongly (RFC 9110 §13.1.1), so a weak tag (`W/"…"`) never matches. A mismatch answers 412 (`PRECONDITION_FAILED`) and changes nothing. The check and the write are one step: of writers holding the same tag, one succeeds and the others get 412. Checked once the request is authenticated and valid and the resource found (401, 403, 400, 404 and 410 come first), before any rule of the write itself (an order's 409). Without it, the write is unconditional; a value that is not a list of entity tags answers 400. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description Order id. */
                 id: components["parameters"]["OrderId"];
@@ -2409,6 +2489,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2421,6 +2502,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
             409: components["responses"]["StatusConflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];

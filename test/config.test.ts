@@ -238,6 +238,28 @@ describe('configuration', () => {
     expect(() => loadConfig(environment)).toThrow(variable)
   })
 
+  it.each([
+    ['2027-06-30', '2027-06-30T00:00:00.000Z'],
+    ['2028-02-29', '2028-02-29T00:00:00.000Z'],
+    ['2027-06-30T00:00:00Z', '2027-06-30T00:00:00.000Z'],
+    ['2027-06-30T14:30:00.5+02:00', '2027-06-30T12:30:00.500Z'],
+  ])('takes V1_SUNSET=%s as %s', (value, instant) => {
+    expect(loadConfig({ V1_SUNSET: value }).v1Sunset?.at.toISOString()).toBe(instant)
+  })
+
+  it.each([
+    '2027-02-29',
+    '2027-06-31',
+    '2027-13-01',
+    '2027-6-30',
+    '2027-06-30T12:00:00',
+    '30/06/2027',
+  ])('refuses V1_SUNSET=%s, which is no day of the calendar or has no offset', (value) => {
+    expect(() => loadConfig({ V1_SUNSET: value })).toThrow(
+      `Invalid configuration: V1_SUNSET must be a date, such as 2027-06-30 (00:00 UTC that day), or a date and time with its offset, such as 2027-06-30T12:00:00Z or 2027-06-30T14:00:00+02:00; "${value}" is neither`,
+    )
+  })
+
   it('traces only when an OTLP endpoint is set and the SDK is not disabled', () => {
     const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://localhost:4318' }
     expect(loadConfig({}).tracing).toBeUndefined()

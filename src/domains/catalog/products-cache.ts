@@ -43,13 +43,13 @@ export function withReadCache(
       await cache.invalidate([LISTS])
       return inserted
     },
-    async update(id, changes) {
-      const updated = await repository.update(id, changes)
+    async update(id, changes, check) {
+      const updated = await repository.update(id, changes, check)
       if (updated) await invalidate(id)
       return updated
     },
-    async softDelete(id) {
-      const deleted = await repository.softDelete(id)
+    async softDelete(id, check) {
+      const deleted = await repository.softDelete(id, check)
       if (deleted) await invalidate(id)
       return deleted
     },

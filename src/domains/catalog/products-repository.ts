@@ -84,6 +84,8 @@ type AnnouncedRow = StoredProduct & { eventId: number }
 /** `stock` left out takes the column's default, 0. */
 export type NewProduct = Pick<typeof products.$inferInsert, 'name' | 'price' | 'category' | 'stock'>
 export type ProductChanges = Partial<NewProduct>
+/** A condition on a product as it is before a write (an If-Match); it throws to refuse. */
+export type ProductCheck = (current: StoredProduct) => void
 
 const live = isNull(products.deletedAt)
 
@@ -126,27 +128,53 @@ export function createProductsRepository(db: Database) {
       // The statement names every column, so the column's default comes from here.
       announced(await insertBatched({ name, price, category, stock: stock ?? 0 }), 'created'),
 
-    /** Changes a live product; undefined when there is none with that id. */
-    async update(id: number, changes: ProductChanges): Promise<AnnouncedProduct | undefined> {
-      const change = db
-        .update(products)
-        .set({ ...changes, updatedAt: sql`now()` })
-        .where(and(eq(products.id, id), live))
-        .returning()
-      const [row] = await announcing(db, change.getSQL(), 'updated')
-      return row && announced(row as AnnouncedRow, 'updated')
-    },
+    /** Changes a live product; undefined when there is none with that id (see `guarded`). */
+    update: (id: number, changes: ProductChanges, check?: ProductCheck) =>
+      guarded(id, check, async (executor) => {
+        const change = executor
+          .update(products)
+          .set({ ...changes, updatedAt: sql`now()` })
+          .where(and(eq(products.id, id), live))
+          .returning()
+        const [row] = await announcing(executor, change.getSQL(), 'updated')
+        return row && announced(row as AnnouncedRow, 'updated')
+      }),
 
-    /** Marks a live product deleted; undefined when there is none with that id. */
-    async softDelete(id: number): Promise<AnnouncedProduct | undefined> {
-      const change = db
-        .update(products)
-        .set({ deletedAt: sql`now()` })
+    /** Marks a live product deleted; undefined when there is none with that id (see `guarded`). */
+    softDelete: (id: number, check?: ProductCheck) =>
+      guarded(id, check, async (executor) => {
+        const change = executor
+          .update(products)
+          .set({ deletedAt: sql`now()` })
+          .where(and(eq(products.id, id), live))
+          .returning()
+        const [row] = await announcing(executor, change.getSQL(), 'deleted')
+        return row && announced(row as AnnouncedRow, 'deleted')
+      }),
+  }
+
+  /**
+   * A write of a live product, in one statement; with a check, after the check has
+   * passed on the row as it is, locked in the write's transaction, so no other write
+   * comes between them. A check that throws leaves the row as it was. Undefined when no
+   * live product has the id; the check is then not made (404 and 410 come before it).
+   */
+  async function guarded<T>(
+    id: number,
+    check: ProductCheck | undefined,
+    write: (executor: Executor) => Promise<T | undefined>,
+  ): Promise<T | undefined> {
+    if (!check) return write(db)
+    return db.transaction(async (tx) => {
+      const [current] = await tx
+        .select(storedProduct)
+        .from(products)
         .where(and(eq(products.id, id), live))
-        .returning()
-      const [row] = await announcing(db, change.getSQL(), 'deleted')
-      return row && announced(row as AnnouncedRow, 'deleted')
-    },
+        .for('update')
+      if (!current) return undefined
+      check(current)
+      return write(tx)
+    })
   }
 }
 
@@ -197,7 +225,7 @@ function insertProducts(db: Database) {
  * once the write is done. So the write and its events commit together or not at all;
  * the rows come back in id order, each with its event's id.
  */
-function announcing(db: Database, change: SQL, kind: ProductChange) {
+function announcing(db: Executor, change: SQL, kind: ProductChange) {
   const changed = db.$with('changed', getTableColumns(products)).as(change)
   const written = db.$with('written').as(db.select(writtenProduct(changed)).from(changed))
   const events = db

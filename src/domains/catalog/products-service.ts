@@ -6,6 +6,7 @@ import type {
   AnnouncedProduct,
   NewProduct,
   ProductChanges,
+  ProductCheck,
   ProductFilters,
   ProductsRepository,
   StoredProduct,
@@ -107,6 +108,17 @@ export function createProductsService({
     throw row ? gone(`Product ${id} was deleted`) : notFound(`Product ${id} does not exist`)
   }
 
+  /** `check`, when given, is made on the product as it is, under the lock of the write. */
+  async function update(
+    id: number,
+    changes: ProductChanges,
+    check?: ProductCheck,
+  ): Promise<StoredProduct> {
+    assertValidProduct(changes)
+    const updated = await products.update(id, changes, check)
+    return updated ? announce(updated) : missing(id)
+  }
+
   return {
     async list(filters: ProductFilters, request: ListRequest): Promise<ProductPage> {
       const position = assertValidList(filters, request)
@@ -131,14 +143,14 @@ export function createProductsService({
       return announce(await products.insert(product))
     },
 
-    async update(id: number, changes: ProductChanges): Promise<StoredProduct> {
-      assertValidProduct(changes)
-      const updated = await products.update(id, changes)
-      return updated ? announce(updated) : missing(id)
-    },
+    update,
 
-    async remove(id: number): Promise<void> {
-      const deleted = await products.softDelete(id)
+    /** Every field a client sets, as a create sets them: `stock` left out is 0 again. */
+    replace: (id: number, product: NewProduct, check?: ProductCheck): Promise<StoredProduct> =>
+      update(id, { ...product, stock: product.stock ?? 0 }, check),
+
+    async remove(id: number, check?: ProductCheck): Promise<void> {
+      const deleted = await products.softDelete(id, check)
       if (deleted) await announce(deleted)
       else await missing(id)
     },

@@ -5,6 +5,7 @@ import type { OperationId } from '../../../src/http/operations.js'
 import type { ApiResponse } from '../api.js'
 import type { Caller } from './callers.js'
 import type { StoredRows } from './database-state.js'
+import { ifMatchHolds } from './if-match.js'
 import { credentialExpectations } from './rest-credential-expectations.js'
 import { notificationExpectations, orderExpectations } from './rest-order-expectations.js'
 import type { FuzzRequest, Inputs, Placeholder } from './rest-requests.js'
@@ -32,12 +33,17 @@ const productRow = async (world: World, id: unknown) =>
     ? (await world.db.select().from(products).where(eq(products.id, id)))[0]
     : undefined
 
-/** 404 for an id never used, 410 for a deleted one: the row says which it must be. */
-async function expectProductState({ response, inputs, world }: ValidExchange, success: number) {
+/**
+ * 404 for an id never used, 410 for a deleted one: the row says which it must be; then
+ * 412 for an If-Match that does not hold.
+ */
+async function expectProductState(exchange: ValidExchange, success: number) {
+  const { response, inputs, world } = exchange
   const row = await productRow(world, inputs.path.id)
   if (response.status === 404) return expect(row, 'a 404 for a product that exists').toBeUndefined()
   if (response.status === 410)
     return expect(row?.deletedAt, 'a 410 for a live product').toBeTruthy()
+  if (!ifMatchHolds(exchange)) return undefined
   expect([success, 304]).toContain(response.status)
   if (response.status === 304) expect(inputs.header['If-None-Match']).toBeDefined()
   return row
@@ -141,6 +147,14 @@ export const validExpectations = {
         exchange.response.body.data,
         exchange.inputs.body as Record<string, unknown>,
       )
+    }
+  },
+
+  async replaceProduct(exchange) {
+    await expectProductState(exchange, 200)
+    if (exchange.response.status === 200) {
+      const body = exchange.inputs.body as Record<string, unknown>
+      expectProductFields(exchange.response.body.data, { stock: 0, ...body })
     }
   },
 

@@ -6,6 +6,7 @@ import type { ApiResponse } from '../api.js'
 import type { Backend } from '../backends.js'
 import { ADMIN, login, newUser, startServer, type TestServer } from '../server.js'
 import type { Caller, Tokens } from './callers.js'
+import { ifMatchHints } from './if-match.js'
 import {
   type FuzzRequest,
   type Generation,
@@ -193,6 +194,7 @@ export function generationOf(world: World): Generation {
         ),
         // A few keys, so that retries with one (the same body or another) come up.
         'Idempotency-Key': fc.constantFrom('fuzz-key-1', 'fuzz-key-2'),
+        'If-Match': ifMatchHints,
       },
       bodies: {
         login: credentials,
