@@ -4,7 +4,7 @@ import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import type { DatabaseHandle } from '../src/db/database.js'
 import { createEventBus, type EventBus } from '../src/platform/infrastructure/events.js'
-import { connectRedis } from '../src/platform/infrastructure/redis.js'
+import { redisFromConfig } from '../src/platform/infrastructure/redis.js'
 
 export const BENCH_ADMIN = { email: 'bench@example.com', password: 'bench-password-1' }
 
@@ -31,14 +31,7 @@ export function benchInstances(database: DatabaseHandle) {
     : createEventBus({ log })
   return async function startInstance(overrides: Record<string, string> = {}) {
     const config = loadConfig({ ...environment, ...overrides })
-    const redis = config.redisUrl
-      ? connectRedis({
-          url: config.redisUrl,
-          keyPrefix: config.redisKeyPrefix,
-          timeoutMs: config.redisTimeoutMs,
-          log,
-        })
-      : undefined
+    const redis = redisFromConfig(config, log)
     const events = sharedBus ?? createEventBus({ redis, log })
     const app = await buildApp({ database, events, redis, loggerInstance: log }, config)
     await app.listen({ port: 0, host: '127.0.0.1' })

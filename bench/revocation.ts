@@ -13,7 +13,7 @@ const post = (url: string, path: string, body: unknown, token?: string) =>
   fetch(`${url}${path}`, {
     method: 'POST',
     headers: {
-      'content-type': 'application/json',
+      ...(body !== undefined && { 'content-type': 'application/json' }),
       ...(token && { authorization: `Bearer ${token}` }),
     },
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -30,7 +30,10 @@ async function accountToken(url: string, index: number): Promise<string> {
   return ((await login.json()) as { data: { accessToken: string } }).data.accessToken
 }
 
-/** A socket of the account, acknowledged and following a chat; resolves its close code. */
+/**
+ * A socket of the account, acknowledged and following a chat, and its close to come
+ * (wrapped: an async function returning the promise itself would wait for the close).
+ */
 async function subscribedSocket(url: string, protocol: string, token: string) {
   const socket = new WebSocket(`${url.replace(/^http/, 'ws')}/graphql`, protocol)
   const closed = new Promise<{ code: number; at: number }>((resolve) =>
@@ -47,7 +50,7 @@ async function subscribedSocket(url: string, protocol: string, token: string) {
       payload: { query: 'subscription { messageAdded(chatId: "revocation") { id } }' },
     }),
   )
-  return closed
+  return { closed }
 }
 
 /**
@@ -64,7 +67,7 @@ export async function revocationTime(): Promise<number> {
   let wrongCodes = 0
   for (let index = 0; index < ACCOUNTS; index += 1) {
     const token = await accountToken(first.url, index)
-    const closes = await Promise.all(
+    const sockets = await Promise.all(
       instances.flatMap(({ url }) =>
         PROTOCOLS.map((protocol) => subscribedSocket(url, protocol, token)),
       ),
@@ -72,7 +75,7 @@ export async function revocationTime(): Promise<number> {
     const sentAt = performance.now()
     const answer = await post(first.url, '/auth/logout-all', undefined, token)
     if (answer.status !== 204) throw new Error(`logout-all answered ${answer.status}`)
-    const closed = await Promise.all(closes)
+    const closed = await Promise.all(sockets.map((socket) => socket.closed))
     wrongCodes += closed.filter(({ code }) => code !== FORBIDDEN).length
     times.push(Math.max(...closed.map(({ at }) => at)) - sentAt)
   }

@@ -388,6 +388,13 @@ export type ResolversParentTypes = {
   UserStatus: UserStatusModel;
 };
 
+export type RangeDirectiveArgs = {
+  max: Scalars['Int']['input'];
+  min: Scalars['Int']['input'];
+};
+
+export type RangeDirectiveResolver<Result, Parent, ContextType = GraphQLContext, Args = RangeDirectiveArgs> = DirectiveResolverFn<Result, Parent, ContextType, Args>;
+
 export type MessageResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Message'] = ResolversParentTypes['Message']> = {
   author?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   chatId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
@@ -494,3 +501,6 @@ export type Resolvers<ContextType = GraphQLContext> = {
   UserStatus?: UserStatusResolvers<ContextType>;
 };
 
+export type DirectiveResolvers<ContextType = GraphQLContext> = {
+  range?: RangeDirectiveResolver<any, any, ContextType>;
+};

@@ -55,7 +55,14 @@ export interface paths {
          * @description A live product; a deleted one answers 410, an id never used 404.
          */
         get: operations["getProduct"];
-        put?: never;
+        /**
+         * Replace a product
+         * @description Replaces every field a client may set, with the body a create takes: `name`,
+         *     `price` and `category` are required, and `stock` left out becomes 0. Validated
+         *     exactly as on create. Admins only. A product is never created this way: an id
+         *     never used answers 404, a deleted product 410.
+         */
+        put: operations["replaceProduct"];
         post?: never;
         /**
          * Delete a product
@@ -129,8 +136,9 @@ export interface paths {
          * Move an order along its status graph
          * @description Admins only. `PENDING → PAID → SHIPPED → DELIVERED`, and `CANCELLED` from
          *     `PENDING` or `PAID` (which puts the stock back, as `POST /orders/{id}/cancel`
-         *     does). Any other change, the current status included, answers 409. The owner is
-         *     notified of every change, and `orderUpdated` subscribers receive it.
+         *     does). Any other change, the current status included, answers 409 (after
+         *     `If-Match`'s 412). The owner is notified of every change, and `orderUpdated`
+         *     subscribers receive it.
          */
         patch: operations["updateOrderStatus"];
         trace?: never;
@@ -840,6 +848,124 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description Every endpoint that receives the service's events, newest first (ties broken
+         *     by `id` descending). The signing secret is never shown here. Admins only.
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Add a webhook endpoint
+         * @description From now on, every event of the types in `events` is POSTed to `url`, signed
+         *     as the Standard Webhooks specification says (see the `webhook-endpoints` tag).
+         *     The answer holds the endpoint's signing `secret`, `whsec_` followed by base64:
+         *     keep it, it is shown only here. A target that is not allowed (see `url`)
+         *     answers 400 and nothing is stored. Admins only.
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook endpoint id. */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read a webhook endpoint
+         * @description The endpoint, without its secret. Admins only.
+         */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a webhook endpoint
+         * @description The endpoint receives nothing more, and its delivery log goes with it. A
+         *     delivery under way when it is removed may still arrive. Admins only.
+         */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook endpoint
+         * @description Changes the fields given, each under the rules it has on creation (a new `url`
+         *     is checked again). `enabled: true` turns an endpoint that was disabled, by an
+         *     admin or after 5 days of failures, on again: its pending deliveries resume.
+         *     `enabled: false` holds every delivery to it until then. Admins only.
+         */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook endpoint id. */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List an endpoint's deliveries
+         * @description The delivery log of the endpoint: one delivery per event it was sent, newest
+         *     first (by `id`, descending), with where it stands. Admins only.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/deliveries/{deliveryId}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook endpoint id. */
+                id: components["parameters"]["WebhookEndpointId"];
+                /** @description Delivery id, as the endpoint's delivery log lists it. */
+                deliveryId: components["parameters"]["WebhookDeliveryId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a delivery again
+         * @description Makes the delivery `pending` and due now, whatever its status: a `failed` or
+         *     `succeeded` one gets one attempt more, a `pending` one has its next attempt
+         *     brought forward. It keeps its
+         *     `webhook-id`, so a receiver that has it already can tell the repeat. A delivery
+         *     being attempted at this moment is left to that attempt. The endpoint must be
+         *     enabled (409 otherwise). Admins only.
+         */
+        post: operations["retryWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -1382,6 +1508,110 @@ export interface components {
         EmailMessageEnvelope: {
             data: components["schemas"]["EmailMessage"];
         };
+        /**
+         * @description `order.created` (an order placed), `order.updated` (each change of its status, whatever made it), `product.created`, `product.updated` and `product.deleted`. More types may come: a receiver should acknowledge one it does not know.
+         * @enum {string}
+         */
+        WebhookEventType: "order.created" | "order.updated" | "product.created" | "product.updated" | "product.deleted";
+        /**
+         * Format: uri
+         * @description Where events are POSTed: an http or https URL without credentials (no user name or password in it). Unless the server allows private targets (`WEBHOOK_ALLOW_PRIVATE_TARGETS`), its host must resolve only to public addresses: loopback, private, link-local, carrier-grade NAT, multicast, unspecified, unique-local and IPv4-mapped addresses are refused, when the endpoint is saved and again at each delivery, which connects to the address checked. Redirects are not followed.
+         */
+        WebhookTarget: string;
+        /** @description The event types the endpoint receives; one named twice counts once. */
+        WebhookEventTypes: components["schemas"]["WebhookEventType"][];
+        /** @description What the endpoint is for, for the people who manage it. */
+        WebhookEndpointDescription: string | null;
+        WebhookEndpointCreate: {
+            url: components["schemas"]["WebhookTarget"];
+            events: components["schemas"]["WebhookEventTypes"];
+            description?: components["schemas"]["WebhookEndpointDescription"];
+        };
+        WebhookEndpointUpdate: {
+            url?: components["schemas"]["WebhookTarget"];
+            events?: components["schemas"]["WebhookEventTypes"];
+            description?: components["schemas"]["WebhookEndpointDescription"];
+            /** @description Whether deliveries go out to it. */
+            enabled?: boolean;
+        };
+        WebhookEndpoint: {
+            /** Format: int32 */
+            id: number;
+            /** @description The target, as parsed and written out again (the form it is called by). */
+            url: string;
+            events: components["schemas"]["WebhookEventType"][];
+            description: components["schemas"]["WebhookEndpointDescription"];
+            /** @description False once an admin disabled it, or once every attempt to deliver to it has failed for 5 days in a row. */
+            enabled: boolean;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        NewWebhookEndpoint: {
+            /** Format: int32 */
+            id: number;
+            url: string;
+            events: components["schemas"]["WebhookEventType"][];
+            description: components["schemas"]["WebhookEndpointDescription"];
+            enabled: boolean;
+            /** @description The signing secret: `whsec_` and the base64 of its bytes. Shown only in this answer; the service keeps it encrypted. */
+            secret: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        WebhookEndpointEnvelope: {
+            data: components["schemas"]["WebhookEndpoint"];
+        };
+        NewWebhookEndpointEnvelope: {
+            data: components["schemas"]["NewWebhookEndpoint"];
+        };
+        WebhookEndpointListEnvelope: {
+            data: components["schemas"]["WebhookEndpoint"][];
+            pagination: components["schemas"]["PagePagination"];
+        };
+        /**
+         * @description `pending` (its next attempt is due at `nextAttemptAt`, or one is under way), `succeeded` (a 2xx within 10 seconds), or `failed` after its last attempt.
+         * @enum {string}
+         */
+        WebhookDeliveryStatus: "pending" | "succeeded" | "failed";
+        WebhookDelivery: {
+            /** Format: int32 */
+            id: number;
+            /**
+             * Format: uuid
+             * @description The event's id, sent as `webhook-id` on every attempt.
+             */
+            eventId: string;
+            type: components["schemas"]["WebhookEventType"];
+            status: components["schemas"]["WebhookDeliveryStatus"];
+            /**
+             * Format: int32
+             * @description Attempts made so far, the one under way included.
+             */
+            attempts: number;
+            /**
+             * Format: int32
+             * @description The HTTP status of the last answer; null before one, or when none came.
+             */
+            lastStatusCode: number | null;
+            /** @description Why the last attempt failed; null before one failed, and once one succeeded. */
+            lastError: string | null;
+            /**
+             * Format: date-time
+             * @description When the next attempt is due, while pending.
+             */
+            nextAttemptAt: string | null;
+        };
+        WebhookDeliveryEnvelope: {
+            data: components["schemas"]["WebhookDelivery"];
+        };
+        WebhookDeliveryListEnvelope: {
+            data: components["schemas"]["WebhookDelivery"][];
+            pagination: components["schemas"]["PagePagination"];
+        };
         Health: {
             /** @enum {string} */
             status: "ok";
@@ -1506,7 +1736,7 @@ export interface components {
          *     `MFA_REQUIRED` was): treat one you do not know by its HTTP status.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_ERROR" | "BAD_REQUEST" | "UNAUTHENTICATED" | "MFA_REQUIRED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "GONE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE" | "RATE_LIMITED" | "INTERNAL" | "BAD_GATEWAY" | "UNAVAILABLE";
+        ErrorCode: "VALIDATION_ERROR" | "BAD_REQUEST" | "UNAUTHENTICATED" | "MFA_REQUIRED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "GONE" | "PAYLOAD_TOO_LARGE" | "PRECONDITION_FAILED" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE" | "RATE_LIMITED" | "INTERNAL" | "BAD_GATEWAY" | "UNAVAILABLE";
         Error: {
             code: components["schemas"]["ErrorCode"];
             message: string;
@@ -1711,8 +1941,32 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
+        /** @description `If-Match` names no current version of the resource (`PRECONDITION_FAILED`): another write came first. Nothing changed; GET the resource for its current `ETag`. */
+        PreconditionFailed: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
         /** @description The order's status does not allow this change (`CONFLICT`). */
         StatusConflict: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description The delivery's endpoint is disabled; enable it first (`CONFLICT`). */
+        WebhookEndpointDisabled: {
             headers: {
                 "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -1779,10 +2033,16 @@ export interface components {
         OrderId: number;
         /** @description Notification id. */
         NotificationId: number;
+        /** @description Webhook endpoint id. */
+        WebhookEndpointId: number;
+        /** @description Delivery id, as the endpoint's delivery log lists it. */
+        WebhookDeliveryId: number;
         /** @description Keep only the orders in this status. */
         OrderStatusFilter: components["schemas"]["OrderStatus"];
         /** @description `true` keeps only the notifications not marked read. */
         UnreadOnly: boolean;
+        /** @description Write only if the resource is as the client last saw it: the `ETag` of a GET (or of the answer to its last write), several of them comma-separated, or `*` (any current version). Compared strongly (RFC 9110 §13.1.1), so a weak tag (`W/"…"`) never matches. A mismatch answers 412 (`PRECONDITION_FAILED`) and changes nothing. The check and the write are one step: of writers holding the same tag, one succeeds and the others get 412. Checked once the request is authenticated and valid and the resource found (401, 403, 400, 404 and 410 come first), before any rule of the write itself (an order's 409). Without it, the write is unconditional; a value that is not a list of entity tags answers 400. */
+        IfMatch: string;
         /** @description ETags the client holds; when one is current the answer is 304 with no body. */
         IfNoneMatch: string;
         /** @description Product id. */
@@ -1820,7 +2080,7 @@ export interface components {
         "RateLimit-Reset": number;
         /** @description Path of the created resource. */
         Location: string;
-        /** @description Strong validator of the body; send it back in `If-None-Match`. */
+        /** @description Strong validator of the resource as GET shows it; send it back in `If-None-Match` to read it only if it changed, or in `If-Match` to write it only if it did not. */
         ETag: string;
     };
     pathItems: never;
@@ -1953,10 +2213,59 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    replaceProduct: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Write only if the resource is as the client last saw it: the `ETag` of a GET (or of the answer to its last write), several of them comma-separated, or `*` (any current version). Compared strongly (RFC 9110 §13.1.1), so a weak tag (`W/"…"`) never matches. A mismatch answers 412 (`PRECONDITION_FAILED`) and changes nothing. The check and the write are one step: of writers holding the same tag, one succeeds and the others get 412. Checked once the request is authenticated and valid and the resource found (401, 403, 400, 404 and 410 come first), before any rule of the write itself (an order's 409). Without it, the write is unconditional; a value that is not a list of entity tags answers 400. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /** @description Product id. */
+                id: components["parameters"]["ProductId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProductCreate"];
+            };
+        };
+        responses: {
+            /** @description The product as it is now. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProductEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            410: components["responses"]["Gone"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     deleteProduct: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Write only if the resource is as the client last saw it: the `ETag` of a GET (or of the answer to its last write), several of them comma-separated, or `*` (any current version). Compared strongly (RFC 9110 §13.1.1), so a weak tag (`W/"…"`) never matches. A mismatch answers 412 (`PRECONDITION_FAILED`) and changes nothing. The check and the write are one step: of writers holding the same tag, one succeeds and the others get 412. Checked once the request is authenticated and valid and the resource found (401, 403, 400, 404 and 410 come first), before any rule of the write itself (an order's 409). Without it, the write is unconditional; a value that is not a list of entity tags answers 400. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description Product id. */
                 id: components["parameters"]["ProductId"];
@@ -1981,6 +2290,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
             410: components["responses"]["Gone"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -1989,7 +2299,10 @@ export interface operations {
     updateProduct: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Write only if the resource is as the client last saw it: the `ETag` of a GET (or of the answer to its last write), several of them comma-separated, or `*` (any current version). Compared strongly (RFC 9110 §13.1.1), so a weak tag (`W/"…"`) never matches. A mismatch answers 412 (`PRECONDITION_FAILED`) and changes nothing. The check and the write are one step: of writers holding the same tag, one succeeds and the others get 412. Checked once the request is authenticated and valid and the resource found (401, 403, 400, 404 and 410 come first), before any rule of the write itself (an order's 409). Without it, the write is unconditional; a value that is not a list of entity tags answers 400. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description Product id. */
                 id: components["parameters"]["ProductId"];
@@ -2008,6 +2321,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2020,6 +2334,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
             410: components["responses"]["Gone"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
@@ -2152,7 +2467,10 @@ export interface operations {
     updateOrderStatus: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Write only if the resource is as the client last saw it: the `ETag` of a GET (or of the answer to its last write), several of them comma-separated, or `*` (any current version). Compared strongly (RFC 9110 §13.1.1), so a weak tag (`W/"…"`) never matches. A mismatch answers 412 (`PRECONDITION_FAILED`) and changes nothing. The check and the write are one step: of writers holding the same tag, one succeeds and the others get 412. Checked once the request is authenticated and valid and the resource found (401, 403, 400, 404 and 410 come first), before any rule of the write itself (an order's 409). Without it, the write is unconditional; a value that is not a list of entity tags answers 400. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description Order id. */
                 id: components["parameters"]["OrderId"];
@@ -2171,6 +2489,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2183,6 +2502,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
             409: components["responses"]["StatusConflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
@@ -3396,6 +3716,276 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1; not together with `cursor` (400). The items before the page are read and skipped, so a deep page is slow where `cursor` is not. */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: {
+                /** @description ETags the client holds; when one is current the answer is 304 with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of endpoints. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointListEnvelope"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointCreate"];
+            };
+        };
+        responses: {
+            /** @description The endpoint, with its signing secret, this once. */
+            201: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    Location: components["headers"]["Location"];
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NewWebhookEndpointEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETags the client holds; when one is current the answer is 304 with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /** @description Webhook endpoint id. */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointEnvelope"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook endpoint id. */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook endpoint id. */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointUpdate"];
+            };
+        };
+        responses: {
+            /** @description The endpoint as changed. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1; not together with `cursor` (400). The items before the page are read and skipped, so a deep page is slow where `cursor` is not. */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: {
+                /** @description ETags the client holds; when one is current the answer is 304 with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /** @description Webhook endpoint id. */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryListEnvelope"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    retryWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook endpoint id. */
+                id: components["parameters"]["WebhookEndpointId"];
+                /** @description Delivery id, as the endpoint's delivery log lists it. */
+                deliveryId: components["parameters"]["WebhookDeliveryId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery, due now. */
+            202: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["WebhookEndpointDisabled"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];

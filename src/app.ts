@@ -5,6 +5,7 @@ import type { DatabaseHandle } from './db/database.js'
 import { assembleModules, type DomainModule, type Infrastructure } from './domains/domain-module.js'
 import { createDomainModules } from './domains/module-list.js'
 import { createUsersRepository } from './domains/users/users-repository.js'
+import { type ResolveHost, resolveWithSystem } from './domains/webhooks/webhook-targets.js'
 import { createPersistedDocuments } from './graphql/persisted-documents.js'
 import { createPersistedQueryStore } from './graphql/persisted-query-store.js'
 import { graphqlPlugin } from './graphql/plugin.js'
@@ -53,6 +54,8 @@ export interface AppDependencies {
   modules?: (infrastructure: Infrastructure) => readonly DomainModule[]
   /** OpenTelemetry, when tracing is on (server.ts starts it before loading this file). */
   tracing?: Tracing | undefined
+  /** How webhook targets' names resolve: the system's resolver unless a test stubs it. */
+  resolveHost?: ResolveHost
 }
 
 /** The composition root: infrastructure comes in, a ready Fastify instance goes out. */
@@ -122,6 +125,7 @@ export async function buildApp(deps: AppDependencies, config: Config) {
     sessionAnnouncements,
     instanceId: randomUUID(),
     metrics,
+    resolveHost: deps.resolveHost ?? resolveWithSystem,
   }
   const modules = (deps.modules ?? createDomainModules)(infrastructure)
   const { handlers, resolvers, loaders, socketObservers } = assembleModules(modules)

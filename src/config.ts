@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { isIP } from 'node:net'
 import envSchema from 'env-schema'
+import { refusals } from './config-errors.js'
 import { readTrustedDocuments, type TrustedDocuments } from './graphql/trusted-documents.js'
 import { V1_DEPRECATED_AT } from './http/version-negotiation.js'
 
@@ -12,7 +13,17 @@ const LOG_FORMATS = ['pretty', 'json'] as const
 const DEFAULT_PASSWORD_HASH_COST = 15
 /** The highest PASSWORD_HASH_COST, and so the most memory a stored hash may ask of scrypt. */
 export const MAX_PASSWORD_HASH_COST = 17
+const DEFAULT_WEBHOOK_RETRY_SCHEDULE = '5s,5m,30m,2h,5h,10h'
 
+/** An integer counting `unit`s (the words of its error name them; see config-errors.ts). */
+const integer = <Bounds extends object>(unit: string, bounds: Bounds) =>
+  ({ type: 'integer', description: unit, ...bounds }) as const
+
+/**
+ * Each variable's type and bounds, which also say in words what it takes when a value
+ * is refused (config-errors.ts): a string's `description` says it whole (what its
+ * pattern means), an integer's names its unit.
+ */
 const environmentSchema = {
   type: 'object',
   properties: {
@@ -24,18 +35,34 @@ const environmentSchema = {
     PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 3000 },
     HOST: { type: 'string', minLength: 1, default: '127.0.0.1' },
     DATA_DIR: { type: 'string', minLength: 1, default: './data' },
-    DATABASE_URL: { type: 'string', pattern: '^postgres(ql)?://' },
-    DATABASE_TIMEOUT: { type: 'integer', minimum: 100, maximum: 600_000, default: 5000 },
-    REDIS_URL: { type: 'string', pattern: '^rediss?://' },
+    DATABASE_URL: {
+      type: 'string',
+      pattern: '^postgres(ql)?://',
+      description:
+        'a postgres:// or postgresql:// URL, such as postgres://user:password@db.internal:5432/catalog',
+    },
+    DATABASE_TIMEOUT: integer('milliseconds', { minimum: 100, maximum: 600_000, default: 5000 }),
+    REDIS_URL: {
+      type: 'string',
+      pattern: '^rediss?://',
+      description: 'a redis:// or rediss:// URL, such as redis://cache.internal:6379',
+    },
+    // Parsed and checked in redisTargetOf, with messages that say what they take.
+    REDIS_SENTINELS: { type: 'string' },
+    REDIS_SENTINEL_NAME: { type: 'string', maxLength: 200 },
     REDIS_KEY_PREFIX: { type: 'string', maxLength: 100, default: 'catalog:' },
-    REDIS_TIMEOUT_MS: { type: 'integer', minimum: 1, maximum: 60_000, default: 100 },
+    REDIS_TIMEOUT_MS: integer('milliseconds', { minimum: 1, maximum: 60_000, default: 100 }),
     JWT_SECRET: { type: 'string', minLength: 32 },
     // Its length is checked in loadConfig, with a message that says what it takes.
     DATA_ENCRYPTION_KEY: { type: 'string' },
-    ACCESS_TOKEN_TTL: { type: 'integer', minimum: 1, default: 900 },
-    REFRESH_TOKEN_TTL: { type: 'integer', minimum: 1, default: 30 * 24 * 3600 },
-    DEVICE_TOKEN_TTL: { type: 'integer', minimum: 1, default: 90 * 24 * 3600 },
-    ADMIN_EMAIL: { type: 'string', pattern: '^[^@\\s]+@[^@\\s]+$' },
+    ACCESS_TOKEN_TTL: integer('seconds', { minimum: 1, default: 900 }),
+    REFRESH_TOKEN_TTL: integer('seconds', { minimum: 1, default: 30 * 24 * 3600 }),
+    DEVICE_TOKEN_TTL: integer('seconds', { minimum: 1, default: 90 * 24 * 3600 }),
+    ADMIN_EMAIL: {
+      type: 'string',
+      pattern: '^[^@\\s]+@[^@\\s]+$',
+      description: 'an email address, such as admin@example.com',
+    },
     ADMIN_PASSWORD: { type: 'string', minLength: 8, maxLength: 128 },
     PASSWORD_HASH_COST: {
       type: 'integer',
@@ -45,46 +72,72 @@ const environmentSchema = {
     },
     LOG_LEVEL: { type: 'string', enum: LOG_LEVELS, default: 'info' },
     LOG_FORMAT: { type: 'string', enum: LOG_FORMATS },
-    RATE_LIMIT_MAX: { type: 'integer', minimum: 0, default: 600 },
-    RATE_LIMIT_WINDOW: { type: 'integer', minimum: 1, default: 60_000 },
-    AUTH_RATE_LIMIT_MAX: { type: 'integer', minimum: 1, default: 30 },
+    RATE_LIMIT_MAX: integer('requests', { minimum: 0, default: 600 }),
+    RATE_LIMIT_WINDOW: integer('milliseconds', { minimum: 1, default: 60_000 }),
+    AUTH_RATE_LIMIT_MAX: integer('attempts', { minimum: 1, default: 30 }),
     MAINTENANCE_MODE: { type: 'boolean', default: false },
     API_DOCS: { type: 'boolean', default: true },
     GRAPHQL_INTROSPECTION: { type: 'boolean', default: true },
     GRAPHQL_TRUSTED_DOCUMENTS: { type: 'string' },
     TRUST_PROXY: { type: 'string' },
     CORS_ORIGINS: { type: 'string' },
-    REQUEST_TIMEOUT: { type: 'integer', minimum: 0, default: 120_000 },
-    CONNECTION_TIMEOUT: { type: 'integer', minimum: 0, default: 60_000 },
-    KEEP_ALIVE_TIMEOUT: { type: 'integer', minimum: 1, default: 72_000 },
-    WS_SOCKETS_PER_CALLER: { type: 'integer', minimum: 0, default: 50 },
-    CACHE_TTL_SECONDS: { type: 'integer', minimum: 0, maximum: 3600, default: 5 },
+    REQUEST_TIMEOUT: integer('milliseconds', { minimum: 0, default: 120_000 }),
+    CONNECTION_TIMEOUT: integer('milliseconds', { minimum: 0, default: 60_000 }),
+    KEEP_ALIVE_TIMEOUT: integer('milliseconds', { minimum: 1, default: 72_000 }),
+    WS_SOCKETS_PER_CALLER: integer('sockets', { minimum: 0, default: 50 }),
+    CACHE_TTL_SECONDS: integer('seconds', { minimum: 0, maximum: 3600, default: 5 }),
     WEBHOOK_SECRET: { type: 'string', minLength: 16, maxLength: 512 },
-    PRESENCE_TIMEOUT_MS: { type: 'integer', minimum: 1000, maximum: 600_000, default: 30_000 },
-    METRICS_INTERVAL_MS: { type: 'integer', minimum: 100, maximum: 3_600_000, default: 5000 },
+    PRESENCE_TIMEOUT_MS: integer('milliseconds', {
+      minimum: 1000,
+      maximum: 600_000,
+      default: 30_000,
+    }),
+    METRICS_INTERVAL_MS: integer('milliseconds', {
+      minimum: 100,
+      maximum: 3_600_000,
+      default: 5000,
+    }),
     METRICS_TOKEN: { type: 'string', minLength: 16, maxLength: 512 },
-    V1_SUNSET: {
-      type: 'string',
-      pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?(Z|[+-]\\d{2}:\\d{2})$',
-    },
+    // Its form is checked in sunsetOf, with a message that says what it takes.
+    V1_SUNSET: { type: 'string' },
     V1_MIGRATION_URL: { type: 'string', minLength: 1, maxLength: 2048, default: '/docs/v2' },
-    SMTP_URL: { type: 'string', pattern: '^smtps?://' },
-    EMAIL_FROM: { type: 'string', pattern: '^[^@\\s]+@[^@\\s]+$', default: 'no-reply@localhost' },
-    EMAIL_POLL_INTERVAL_MS: { type: 'integer', minimum: 10, maximum: 3_600_000, default: 1000 },
-    EMAIL_RETRY_BASE_MS: { type: 'integer', minimum: 10, maximum: 3_600_000, default: 2000 },
-    EMAIL_MAX_ATTEMPTS: { type: 'integer', minimum: 1, maximum: 20, default: 5 },
+    SMTP_URL: {
+      type: 'string',
+      pattern: '^smtps?://',
+      description: 'an smtp:// or smtps:// URL, such as smtps://user:password@mail.example.com:465',
+    },
+    EMAIL_FROM: {
+      type: 'string',
+      pattern: '^[^@\\s]+@[^@\\s]+$',
+      description: 'an email address, such as shop@example.com',
+      default: 'no-reply@localhost',
+    },
+    EMAIL_POLL_INTERVAL_MS: integer('milliseconds', {
+      minimum: 10,
+      maximum: 3_600_000,
+      default: 1000,
+    }),
+    EMAIL_RETRY_BASE_MS: integer('milliseconds', {
+      minimum: 10,
+      maximum: 3_600_000,
+      default: 2000,
+    }),
+    EMAIL_MAX_ATTEMPTS: integer('attempts', { minimum: 1, maximum: 20, default: 5 }),
     PASSWORD_RESET_URL: { type: 'string', default: 'http://127.0.0.1:3000/reset-password' },
-    PASSWORD_RESET_TTL: { type: 'integer', minimum: 60, maximum: 86_400, default: 1800 },
+    PASSWORD_RESET_TTL: integer('seconds', { minimum: 60, maximum: 86_400, default: 1800 }),
     EMAIL_VERIFY_URL: { type: 'string', default: 'http://127.0.0.1:3000/verify-email' },
-    EMAIL_VERIFY_TTL: { type: 'integer', minimum: 60, maximum: 2_592_000, default: 86_400 },
-    UPLOAD_MAX_BYTES: { type: 'integer', minimum: 1, maximum: 1_073_741_824, default: 10_485_760 },
+    EMAIL_VERIFY_TTL: integer('seconds', { minimum: 60, maximum: 2_592_000, default: 86_400 }),
+    UPLOAD_MAX_BYTES: integer('bytes', { minimum: 1, maximum: 1_073_741_824, default: 10_485_760 }),
     // A pebibyte at most: byte counts stay exact integers in JavaScript far above it.
-    UPLOAD_QUOTA_BYTES: {
-      type: 'integer',
+    UPLOAD_QUOTA_BYTES: integer('bytes', {
       minimum: 0,
       maximum: 1_125_899_906_842_624,
       default: 1_073_741_824,
-    },
+    }),
+    // Outgoing webhooks: the schedule is parsed in webhooksOf, with a message in words.
+    WEBHOOK_RETRY_SCHEDULE: { type: 'string', default: DEFAULT_WEBHOOK_RETRY_SCHEDULE },
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: { type: 'boolean', default: false },
+    WEBHOOK_CONCURRENCY: integer('requests in flight', { minimum: 0, maximum: 1000, default: 10 }),
     // OpenTelemetry's own names; the SDK reads them (and the other OTEL_* variables) itself.
     OTEL_EXPORTER_OTLP_ENDPOINT: { type: 'string' },
     OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: { type: 'string' },
@@ -102,6 +155,8 @@ interface Environment {
   DATABASE_URL?: string
   DATABASE_TIMEOUT: number
   REDIS_URL?: string
+  REDIS_SENTINELS?: string
+  REDIS_SENTINEL_NAME?: string
   REDIS_KEY_PREFIX: string
   REDIS_TIMEOUT_MS: number
   JWT_SECRET?: string
@@ -145,6 +200,9 @@ interface Environment {
   EMAIL_VERIFY_TTL: number
   UPLOAD_MAX_BYTES: number
   UPLOAD_QUOTA_BYTES: number
+  WEBHOOK_RETRY_SCHEDULE: string
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: boolean
+  WEBHOOK_CONCURRENCY: number
   OTEL_EXPORTER_OTLP_ENDPOINT?: string
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?: string
   OTEL_EXPORTER_OTLP_PROTOCOL?: string
@@ -162,8 +220,11 @@ export interface Config {
    * or an answer before telling the client 503 (Postgres only).
    */
   databaseTimeoutMs: number
-  /** Shared pub/sub and stores for many instances; without it all stays in this process. */
-  redisUrl: string | undefined
+  /**
+   * Shared pub/sub and stores for many instances, on one Redis or on the primary that
+   * Sentinel names; without it all stays in this process.
+   */
+  redis: RedisTarget | undefined
   /** Put before every key stored in Redis, so deployments can share one. */
   redisKeyPrefix: string
   /** The longest a request waits on one Redis command; past it, it goes on without Redis. */
@@ -229,6 +290,12 @@ export interface Config {
   /** The bytes the files of one user may take in all; admins have no quota. */
   uploadQuotaBytes: number
   /**
+   * Outgoing webhooks: the delays between attempts of one delivery (attempts = 1 + their
+   * number); whether targets may be loopback, private or other non-public addresses; and
+   * how many deliveries this instance has in flight at most (0: it sends none).
+   */
+  webhooks: { retryScheduleMs: number[]; allowPrivateTargets: boolean; concurrency: number }
+  /**
    * Emails go out through SMTP_URL, or to the log without it; the outbox is polled every
    * `pollIntervalMs`, a refused email retried after `retryBaseMs`, doubling, up to
    * `maxAttempts` attempts.
@@ -274,6 +341,11 @@ export interface Config {
   warnings: string[]
 }
 
+/** REDIS_URL's one Redis, or REDIS_SENTINELS's Sentinels and the primary they watch. */
+export type RedisTarget =
+  | { url: string }
+  | { sentinels: { host: string; port: number }[]; name: string }
+
 const TRACES_PROTOCOLS = ['http/protobuf', 'http/json'] as const
 export type TracesProtocol = (typeof TRACES_PROTOCOLS)[number]
 
@@ -286,7 +358,9 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
   const values = parseEnvironment(env)
   const warnings: string[] = []
   if (!values.JWT_SECRET && values.NODE_ENV === 'production') {
-    throw new ConfigError('Invalid configuration: JWT_SECRET is required when NODE_ENV=production')
+    throw new ConfigError(
+      'Invalid configuration: JWT_SECRET is required when NODE_ENV=production: a secret of at least 32 characters, such as the output of `openssl rand -base64 48`',
+    )
   }
   if (!values.JWT_SECRET) {
     warnings.push(
@@ -300,11 +374,13 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
   }
   if (values.PASSWORD_HASH_COST < DEFAULT_PASSWORD_HASH_COST && values.NODE_ENV === 'production') {
     throw new ConfigError(
-      `Invalid configuration: PASSWORD_HASH_COST below ${DEFAULT_PASSWORD_HASH_COST} is for tests, not NODE_ENV=production`,
+      `Invalid configuration: PASSWORD_HASH_COST must be from ${DEFAULT_PASSWORD_HASH_COST} to ${MAX_PASSWORD_HASH_COST} when NODE_ENV=production; lower costs are for tests`,
     )
   }
   if (Boolean(values.ADMIN_EMAIL) !== Boolean(values.ADMIN_PASSWORD)) {
-    throw new ConfigError('Invalid configuration: ADMIN_EMAIL and ADMIN_PASSWORD go together')
+    throw new ConfigError(
+      "Invalid configuration: ADMIN_EMAIL and ADMIN_PASSWORD are set together, an admin's email and password, or neither is",
+    )
   }
   const jwtSecret = values.JWT_SECRET ?? randomBytes(48).toString('base64url')
   return {
@@ -313,7 +389,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     dataDir: values.DATA_DIR,
     databaseUrl: values.DATABASE_URL,
     databaseTimeoutMs: values.DATABASE_TIMEOUT,
-    redisUrl: values.REDIS_URL,
+    redis: redisTargetOf(values),
     redisKeyPrefix: values.REDIS_KEY_PREFIX,
     redisTimeoutMs: values.REDIS_TIMEOUT_MS,
     logLevel: values.LOG_LEVEL,
@@ -352,6 +428,11 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       : undefined,
     uploadMaxBytes: values.UPLOAD_MAX_BYTES,
     uploadQuotaBytes: values.UPLOAD_QUOTA_BYTES,
+    webhooks: {
+      retryScheduleMs: retryScheduleOf(values.WEBHOOK_RETRY_SCHEDULE),
+      allowPrivateTargets: values.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+      concurrency: values.WEBHOOK_CONCURRENCY,
+    },
     emails: {
       smtpUrl: values.SMTP_URL,
       from: values.EMAIL_FROM,
@@ -392,10 +473,49 @@ function parseEnvironment(env: NodeJS.ProcessEnv): Environment {
   try {
     return envSchema<Environment>({ schema: structuredClone(environmentSchema), data, env: false })
   } catch (error) {
-    const message = (error as Error).message.replaceAll('env/', '')
-    throw new ConfigError(`Invalid configuration: ${message}`)
+    const { errors } = error as { errors?: { instancePath: string }[] }
+    if (!errors?.length) throw error
+    const words = refusals(errors, environmentSchema.properties)
+    throw new ConfigError(`Invalid configuration: ${words.join('; ')}`)
   }
 }
+
+function redisTargetOf(values: Environment): RedisTarget | undefined {
+  const { REDIS_URL: url, REDIS_SENTINELS: sentinels, REDIS_SENTINEL_NAME: name } = values
+  if ((sentinels === undefined) !== (name === undefined)) {
+    throw new ConfigError(
+      'Invalid configuration: REDIS_SENTINELS and REDIS_SENTINEL_NAME go together: the Sentinels to ask, and the name of the primary they watch (its `sentinel monitor` name)',
+    )
+  }
+  if (sentinels === undefined || name === undefined) return url === undefined ? undefined : { url }
+  if (url !== undefined) {
+    throw new ConfigError(
+      'Invalid configuration: set either REDIS_URL (one Redis) or REDIS_SENTINELS and REDIS_SENTINEL_NAME (a primary that Sentinel fails over), not both',
+    )
+  }
+  if (/\s/.test(name)) {
+    throw new ConfigError(
+      `Invalid configuration: REDIS_SENTINEL_NAME must be the name of the primary in the Sentinels' configuration, without spaces; "${name}" is not`,
+    )
+  }
+  return { sentinels: sentinels.split(',').map(sentinelAddressOf), name }
+}
+
+/** `host:port`, `[v6 address]:port` too. */
+function sentinelAddressOf(entry: string): { host: string; port: number } {
+  const match = /^(?:\[([0-9a-fA-F:.]+)\]|([^\s:[\]]+)):(\d{1,5})$/.exec(entry.trim())
+  const port = Number(match?.[3])
+  const host = match?.[1] ?? match?.[2]
+  if (!host || !(port >= 1 && port <= 65_535)) {
+    throw new ConfigError(
+      `Invalid configuration: REDIS_SENTINELS must be a comma-separated list of Sentinel addresses, each host:port, as in 10.0.0.5:26379,10.0.0.6:26379 or [fd00::5]:26379; "${entry}" is not one`,
+    )
+  }
+  return { host, port }
+}
+
+/** Every variable the service reads, as the configuration's schema names them. */
+export const CONFIGURATION_VARIABLES = Object.keys(environmentSchema.properties)
 
 /** A page an emailed link opens: `?token=…` is appended, so it has no query or fragment. */
 function linkBaseOf(name: string, value: string): string {
@@ -408,18 +528,67 @@ function linkBaseOf(name: string, value: string): string {
   return value
 }
 
-/** RFC 8594: a resource's sunset cannot come before its deprecation (RFC 9745). */
+const DURATION_UNITS_MS: Record<string, number> = {
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+}
+/** Twenty retries of at most a week each: past that, an endpoint is disabled anyway. */
+const MAX_RETRIES = 20
+const MAX_RETRY_DELAY_MS = 7 * 86_400_000
+
+/** `5s,5m,30m,2h`: the delays between a delivery's attempts, in milliseconds. */
+function retryScheduleOf(value: string): number[] {
+  const delays = value.split(',').map((entry) => {
+    const match = /^(\d{1,9})(ms|s|m|h|d)$/.exec(entry.trim())
+    const ms = match ? Number(match[1]) * (DURATION_UNITS_MS[match[2] ?? ''] ?? 0) : Number.NaN
+    return { entry, ms }
+  })
+  const invalid = delays.find(({ ms }) => !(ms >= 0 && ms <= MAX_RETRY_DELAY_MS))
+  if (invalid !== undefined || delays.length > MAX_RETRIES) {
+    const why = invalid
+      ? `"${invalid.entry.trim()}" is not one`
+      : `${delays.length} are more than ${MAX_RETRIES}`
+    throw new ConfigError(
+      `Invalid configuration: WEBHOOK_RETRY_SCHEDULE must be a comma-separated list of 1 to ${MAX_RETRIES} delays between attempts, each a whole number followed by ms, s, m, h or d and at most 7 days, as in ${DEFAULT_WEBHOOK_RETRY_SCHEDULE}; ${why}`,
+    )
+  }
+  return delays.map(({ ms }) => ms)
+}
+
+/** A day, or a date and time with its offset: ISO 8601 as RFC 3339 writes them. */
+const SUNSET_FORM = /^(\d{4})-(\d{2})-(\d{2})(T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2}))?$/
+
+/**
+ * V1_SUNSET's instant: a day stands for its 00:00 UTC. RFC 8594: a resource's sunset
+ * cannot come before its deprecation (RFC 9745).
+ */
 function sunsetOf(value: string): Date {
-  const at = new Date(value)
-  if (Number.isNaN(at.getTime())) {
-    throw new ConfigError(`Invalid configuration: V1_SUNSET ${value} is not a date`)
+  const at = sunsetInstant(value)
+  if (!at) {
+    throw new ConfigError(
+      `Invalid configuration: V1_SUNSET must be a date, such as 2027-06-30 (00:00 UTC that day), or a date and time with its offset, such as 2027-06-30T12:00:00Z or 2027-06-30T14:00:00+02:00; "${value}" is neither`,
+    )
   }
   if (at < V1_DEPRECATED_AT) {
     throw new ConfigError(
-      `Invalid configuration: V1_SUNSET must not come before v1 was deprecated (${V1_DEPRECATED_AT.toISOString()})`,
+      `Invalid configuration: V1_SUNSET must not come before ${V1_DEPRECATED_AT.toISOString().slice(0, 10)}, when v1 was deprecated`,
     )
   }
   return at
+}
+
+function sunsetInstant(value: string): Date | undefined {
+  const form = SUNSET_FORM.exec(value)
+  if (!form) return undefined
+  const [, year, month, day] = form.map(Number)
+  const date = new Date(Date.UTC(year ?? 0, (month ?? 0) - 1, day))
+  // Date reads 2027-02-30 as 2 March: the day must be one of its month's.
+  if (date.getUTCMonth() !== (month ?? 0) - 1 || date.getUTCDate() !== day) return undefined
+  const at = form[4] ? new Date(value) : date
+  return Number.isNaN(at.getTime()) ? undefined : at
 }
 
 function trustedDocumentsOf(path: string | undefined): TrustedDocuments | undefined {
@@ -428,7 +597,7 @@ function trustedDocumentsOf(path: string | undefined): TrustedDocuments | undefi
     return readTrustedDocuments(path)
   } catch (error) {
     throw new ConfigError(
-      `Invalid configuration: GRAPHQL_TRUSTED_DOCUMENTS ${(error as Error).message}`,
+      `Invalid configuration: GRAPHQL_TRUSTED_DOCUMENTS must be the path of a persisted-documents.json, a JSON object of documents each under the SHA-256 of its text in hex; the file ${(error as Error).message}`,
     )
   }
 }

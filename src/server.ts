@@ -26,7 +26,7 @@ const [
   { buildApp },
   { openDatabase },
   { createEventBus },
-  { connectRedis },
+  { redisFromConfig },
 ] = await Promise.all([
   import('close-with-grace'),
   import('pino'),
@@ -40,14 +40,7 @@ const [
 const database = await openDatabase({ ...config, statementSpans: tracing })
 await database.migrate()
 const logger = createLogger(config, tracing)
-const redis = config.redisUrl
-  ? connectRedis({
-      url: config.redisUrl,
-      keyPrefix: config.redisKeyPrefix,
-      timeoutMs: config.redisTimeoutMs,
-      log: logger,
-    })
-  : undefined
+const redis = redisFromConfig(config, logger)
 const events = createEventBus({ redis, log: logger, tracing })
 const app = await buildApp({ database, events, redis, loggerInstance: logger, tracing }, config)
 for (const warning of config.warnings) app.log.warn(warning)

@@ -238,6 +238,28 @@ describe('configuration', () => {
     expect(() => loadConfig(environment)).toThrow(variable)
   })
 
+  it.each([
+    ['2027-06-30', '2027-06-30T00:00:00.000Z'],
+    ['2028-02-29', '2028-02-29T00:00:00.000Z'],
+    ['2027-06-30T00:00:00Z', '2027-06-30T00:00:00.000Z'],
+    ['2027-06-30T14:30:00.5+02:00', '2027-06-30T12:30:00.500Z'],
+  ])('takes V1_SUNSET=%s as %s', (value, instant) => {
+    expect(loadConfig({ V1_SUNSET: value }).v1Sunset?.at.toISOString()).toBe(instant)
+  })
+
+  it.each([
+    '2027-02-29',
+    '2027-06-31',
+    '2027-13-01',
+    '2027-6-30',
+    '2027-06-30T12:00:00',
+    '30/06/2027',
+  ])('refuses V1_SUNSET=%s, which is no day of the calendar or has no offset', (value) => {
+    expect(() => loadConfig({ V1_SUNSET: value })).toThrow(
+      `Invalid configuration: V1_SUNSET must be a date, such as 2027-06-30 (00:00 UTC that day), or a date and time with its offset, such as 2027-06-30T12:00:00Z or 2027-06-30T14:00:00+02:00; "${value}" is neither`,
+    )
+  })
+
   it('traces only when an OTLP endpoint is set and the SDK is not disabled', () => {
     const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://localhost:4318' }
     expect(loadConfig({}).tracing).toBeUndefined()
@@ -264,6 +286,46 @@ describe('configuration', () => {
     [{ PASSWORD_RESET_URL: 'ftp://app.example.com/reset' }, 'without a query or fragment'],
     [{ EMAIL_VERIFY_URL: 'https://app.example.com/verify?from=mail' }, 'EMAIL_VERIFY_URL must'],
     [{ EMAIL_VERIFY_URL: 'https://app.example.com/#/verify' }, 'without a query or fragment'],
+  ])('rejects %o in words: %s', (environment, words) => {
+    expect(() => loadConfig(environment)).toThrow(ConfigError)
+    expect(() => loadConfig(environment)).toThrow(words)
+  })
+})
+
+describe('Redis through Sentinel', () => {
+  const sentinels = { REDIS_SENTINELS: '10.0.0.5:26379, sentinel-b:26380,[fd00::5]:26379' }
+
+  it('reads REDIS_URL as one Redis, and nothing as no Redis', () => {
+    expect(loadConfig({}).redis).toBeUndefined()
+    expect(loadConfig({ REDIS_URL: 'redis://cache:6379' }).redis).toEqual({
+      url: 'redis://cache:6379',
+    })
+  })
+
+  it('reads REDIS_SENTINELS and REDIS_SENTINEL_NAME as the Sentinels and their primary', () => {
+    expect(loadConfig({ ...sentinels, REDIS_SENTINEL_NAME: 'catalog' }).redis).toEqual({
+      sentinels: [
+        { host: '10.0.0.5', port: 26379 },
+        { host: 'sentinel-b', port: 26380 },
+        { host: 'fd00::5', port: 26379 },
+      ],
+      name: 'catalog',
+    })
+  })
+
+  it.each([
+    [sentinels, 'REDIS_SENTINELS and REDIS_SENTINEL_NAME go together'],
+    [{ REDIS_SENTINEL_NAME: 'catalog' }, 'REDIS_SENTINELS and REDIS_SENTINEL_NAME go together'],
+    [
+      { ...sentinels, REDIS_SENTINEL_NAME: 'catalog', REDIS_URL: 'redis://cache:6379' },
+      'set either REDIS_URL (one Redis) or REDIS_SENTINELS',
+    ],
+    [{ REDIS_SENTINELS: '10.0.0.5', REDIS_SENTINEL_NAME: 'catalog' }, '"10.0.0.5" is not one'],
+    [{ REDIS_SENTINELS: '10.0.0.5:0', REDIS_SENTINEL_NAME: 'catalog' }, '"10.0.0.5:0" is not'],
+    [{ REDIS_SENTINELS: 'a:26379,,b:26379', REDIS_SENTINEL_NAME: 'catalog' }, '"" is not one'],
+    [{ REDIS_SENTINELS: 'fd00::5:26379', REDIS_SENTINEL_NAME: 'catalog' }, 'each host:port'],
+    [{ REDIS_SENTINELS: 'a:65536', REDIS_SENTINEL_NAME: 'catalog' }, '"a:65536" is not one'],
+    [{ ...sentinels, REDIS_SENTINEL_NAME: 'my primary' }, 'REDIS_SENTINEL_NAME must be the name'],
   ])('rejects %o in words: %s', (environment, words) => {
     expect(() => loadConfig(environment)).toThrow(ConfigError)
     expect(() => loadConfig(environment)).toThrow(words)

@@ -58,7 +58,7 @@ describe.each(backends)('product counts on $name', (backend) => {
     expect(isDataError(refused.reason)).toBe(true)
     const created = outcomes
       .filter((outcome) => outcome.status === 'fulfilled')
-      .map((outcome) => outcome.value)
+      .map((outcome) => outcome.value.product)
     expect(created).toMatchObject([
       { name: given[0]?.name, price: 1.25, category: 'batched-a', stock: 1, deletedAt: null },
       { name: 'Batched two', price: 2, category: 'batched-b', stock: 0 },

@@ -140,6 +140,54 @@ describe.each(backends)('products on $name', (backend) => {
     })
   })
 
+  describe('replace', () => {
+    it('sets every field as a create does, stock left out back to 0', async () => {
+      const product = await create(valid)
+      const replacement = { name: 'Floor lamp', price: 42.5, category: 'floors' }
+      const response = await api().put(`/products/${product.id}`, { json: replacement, token })
+      expect(response.status, response.text).toBe(200)
+      expect(response.body.data).toMatchObject({ ...replacement, stock: 0, id: product.id })
+      expect(response.body.data.createdAt).toBe(product.createdAt)
+      expect(response.body.data.updatedAt >= product.updatedAt).toBe(true)
+      expect((await api().get(`/products/${product.id}`)).body.data).toEqual(response.body.data)
+    })
+
+    it.each([
+      ['missing name', { name: undefined }, 'name'],
+      ['missing price', { price: undefined }, 'price'],
+      ['missing category', { category: undefined }, 'category'],
+      ['name of 1 character', { name: 'a' }, 'name'],
+      ['blank category', { category: '   ' }, 'category'],
+      ['price below the cent', { price: 1.001 }, 'price'],
+      ['stock of -1', { stock: -1 }, 'stock'],
+      ['unknown field', { colour: 'red' }, 'colour'],
+      ['an id, which only the service sets', { id: 7 }, 'id'],
+    ])('rejects a %s with VALIDATION_ERROR and changes nothing', async (_, change, field) => {
+      const product = await create(valid)
+      const response = await api().put(`/products/${product.id}`, {
+        json: { ...valid, ...change },
+        token,
+      })
+      expect(response.status).toBe(400)
+      expect(response.body.error.code).toBe('VALIDATION_ERROR')
+      expect(Object.keys(response.body.error.details)).toEqual([field])
+      expect((await api().get(`/products/${product.id}`)).body.data).toEqual(product)
+    })
+
+    it('creates nothing: an id never used answers 404, a deleted product 410', async () => {
+      const before = await count()
+      const unknown = await api().put('/products/2147483644', { json: valid, token })
+      expect(unknown.status).toBe(404)
+      expect(unknown.body.error.code).toBe('NOT_FOUND')
+      const product = await create(valid)
+      await api().delete(`/products/${product.id}`, { token })
+      const deleted = await api().put(`/products/${product.id}`, { json: valid, token })
+      expect(deleted.status).toBe(410)
+      expect(deleted.body.error.code).toBe('GONE')
+      expect(await count()).toBe(before)
+    })
+  })
+
   describe('delete', () => {
     it('answers 204, then 410 on GET, PATCH and DELETE', async () => {
       const product = await create(valid)

@@ -47,4 +47,19 @@ describe.runIf(redisUrl).each(backends)('a Redis that crashes on $name', (backen
     )
     await chat.close()
   })
+
+  it('shuts down while it is still down', async () => {
+    const closing = await startServer(backend, { REDIS_URL: redis.url })
+    const chat = await watchedChat(closing, `${chatId}-closing`)
+    await redis.kill()
+    await expect.poll(async () => (await fetch(`${closing.baseUrl}/ready`)).status).toBe(503)
+    // Every step of a shutdown is bounded: none waits on a Redis that cannot answer.
+    const outcome = await Promise.race([
+      closing.close().then(() => 'closed'),
+      new Promise((resolve) => setTimeout(resolve, 15_000, 'still closing')),
+    ])
+    expect(outcome).toBe('closed')
+    await chat.close()
+    await redis.start()
+  })
 })

@@ -23,6 +23,7 @@ const operations = Object.entries(specification.paths).flatMap(([template, path]
         signed: (operation.security ?? []).some((requirement) => 'webhookSignature' in requirement),
         adminOnly: scraped || (roles.length > 0 && !roles.includes('user')),
         hasBody: method !== 'get' && method !== 'delete',
+        conditional: (operation.parameters ?? []).some((each) => each.name === 'If-Match'),
       },
     ]
   }),
@@ -31,15 +32,24 @@ const secured = operations.filter((each) => each.secured)
 const adminOnly = operations.filter((each) => each.adminOnly)
 // Signed webhooks (webhookSignature) have a suite of their own: payment-webhooks.test.ts.
 const open = operations.filter((each) => !each.secured && !each.signed)
+// Writes that take If-Match: its 412 would tell a caller without the right that the
+// resource exists and has changed.
+const conditional = operations.filter((each) => each.conditional)
 
 describe.each(backends)('security on $name', (backend) => {
   let server: TestServer
   let userToken: string
-  const send = (operation: (typeof operations)[number], token?: string) =>
+  const send = (
+    operation: (typeof operations)[number],
+    token?: string,
+    headers?: Record<string, string>,
+  ) =>
     server.api.request(operation.method, operation.path, {
       ...(operation.hasBody && { json: {} }),
       ...(token && { token }),
+      ...(headers && { headers }),
     })
+  const STALE = { 'if-match': '"stale"' }
 
   beforeAll(async () => {
     server = await startServer(backend)
@@ -61,6 +71,18 @@ describe.each(backends)('security on $name', (backend) => {
     expect(adminOnly.map((each) => each.name)).toEqual(
       expect.arrayContaining(['DELETE /products/{id}', 'GET /metrics', 'GET /users']),
     )
+    // Every operation on outgoing webhooks is an admin's.
+    const webhookEndpoints = operations.filter((each) => each.path.startsWith('/webhook-endpoints'))
+    expect(webhookEndpoints.map((each) => each.name).sort()).toEqual([
+      'DELETE /webhook-endpoints/{id}',
+      'GET /webhook-endpoints',
+      'GET /webhook-endpoints/{id}',
+      'GET /webhook-endpoints/{id}/deliveries',
+      'PATCH /webhook-endpoints/{id}',
+      'POST /webhook-endpoints',
+      'POST /webhook-endpoints/{id}/deliveries/{deliveryId}/retry',
+    ])
+    expect(webhookEndpoints.every((each) => each.adminOnly)).toBe(true)
     expect(open.map((each) => each.name)).toEqual(
       expect.arrayContaining(['GET /products', 'GET /users/{id}', 'POST /users']),
     )
@@ -69,6 +91,12 @@ describe.each(backends)('security on $name', (backend) => {
     expect(secured.map((each) => each.name)).toEqual(
       expect.arrayContaining(['POST /auth/password', 'POST /auth/logout-all']),
     )
+    expect(conditional.map((each) => each.name)).toEqual([
+      'PUT /products/{id}',
+      'PATCH /products/{id}',
+      'DELETE /products/{id}',
+      'PATCH /orders/{id}',
+    ])
     expect(open.map((each) => each.name)).toEqual(
       expect.arrayContaining([
         'POST /auth/password-reset',
@@ -123,6 +151,22 @@ describe.each(backends)('security on $name', (backend) => {
     expect(response.status).toBe(403)
     expect(response.body.error.code).toBe('FORBIDDEN')
   })
+
+  it.each(conditional)(
+    '$name answers 401 without a token, whatever its If-Match',
+    async (operation) => {
+      expect((await send(operation, undefined, STALE)).status).toBe(401)
+    },
+  )
+
+  it.each(conditional.filter((each) => each.adminOnly))(
+    '$name answers 403 to a user, whatever its If-Match',
+    async (operation) => {
+      const response = await send(operation, userToken, STALE)
+      expect(response.status).toBe(403)
+      expect(response.body.error.code).toBe('FORBIDDEN')
+    },
+  )
 
   it.each(open)('$name needs no token', async (operation) => {
     expect((await send(operation)).status).not.toBe(401)

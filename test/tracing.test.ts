@@ -181,7 +181,14 @@ describe.runIf(postgres && redisUrl)('one trace across two instances', () => {
     expect(sent.body.errors).toBeUndefined()
     await stream.until(1)
     const isDelivery = (span: ReceivedSpan) => span.name === 'process event'
-    const spans = await receiver.trace(traceId, (found) => found.some(isDelivery))
+    // Each instance exports in its own batches: wait for B's delivery and every one of
+    // A's spans above it, up to the request's own parent.
+    const spans = await receiver.trace(traceId, (found) => {
+      const delivery = found.find(isDelivery)
+      return (
+        delivery !== undefined && ancestorsOf(delivery, found).at(-1)?.parentSpanId === parentId
+      )
+    })
     console.log(`the trace across two instances: ${spans.map((span) => span.name).join(', ')}`)
 
     const delivery = named(spans, isDelivery)
@@ -191,13 +198,7 @@ describe.runIf(postgres && redisUrl)('one trace across two instances', () => {
       sender.resource['service.instance.id'],
     )
     expect(delivery.attributes['messaging.destination.name']).toBe(`chat/${chatId}/messageAdded`)
-    // B's delivery descends from A's spans, up to the request's own parent.
-    const byId = new Map(spans.map((span) => [span.spanId, span]))
-    const ancestors: ReceivedSpan[] = []
-    for (let span = byId.get(delivery.parentSpanId as string); span; ) {
-      ancestors.push(span)
-      span = byId.get(span.parentSpanId as string)
-    }
+    const ancestors = ancestorsOf(delivery, spans)
     expect(ancestors.at(-1)).toBe(sender)
     for (const ancestor of ancestors) {
       expect(ancestor.resource['service.instance.id']).toBe(sender.resource['service.instance.id'])
@@ -208,6 +209,17 @@ describe.runIf(postgres && redisUrl)('one trace across two instances', () => {
     receiver.close()
   })
 })
+
+/** The spans above `span` in `spans`, its parent first, as far as the chain is there. */
+function ancestorsOf(span: ReceivedSpan, spans: ReceivedSpan[]): ReceivedSpan[] {
+  const byId = new Map(spans.map((each) => [each.spanId, each]))
+  const ancestors: ReceivedSpan[] = []
+  for (let parent = byId.get(span.parentSpanId as string); parent; ) {
+    ancestors.push(parent)
+    parent = byId.get(parent.parentSpanId as string)
+  }
+  return ancestors
+}
 
 async function until(condition: () => boolean, ms = 10_000) {
   const deadline = Date.now() + ms

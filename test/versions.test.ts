@@ -12,7 +12,8 @@ import { ADMIN, login, newUser, startServer, type TestServer } from './helpers/s
 
 const WEBHOOK_SECRET = 'a-webhook-secret-for-version-tests'
 const METRICS_TOKEN = 'a-metrics-token-for-version-tests'
-const V1_SUNSET = '2027-06-30T00:00:00Z'
+/** A day: its 00:00 UTC. */
+const V1_SUNSET = '2027-06-30'
 const VENDOR_V2 = 'application/vnd.catalog.v2+json'
 
 /** A client of one version that notes every operation it saw succeed in that version. */
@@ -31,6 +32,7 @@ function versionedClient(api: Api, version: string, succeeded: Set<string>): Api
     request,
     get: (path, options) => request('GET', path, options),
     post: (path, options) => request('POST', path, options),
+    put: (path, options) => request('PUT', path, options),
     patch: (path, options) => request('PATCH', path, options),
     delete: (path, options) => request('DELETE', path, options),
   } as Api
@@ -75,7 +77,14 @@ describe.each(backends)('API versions on $name', (backend) => {
   }
 
   beforeAll(async () => {
-    server = await startServer(backend, { WEBHOOK_SECRET, METRICS_TOKEN, V1_SUNSET })
+    server = await startServer(backend, {
+      WEBHOOK_SECRET,
+      METRICS_TOKEN,
+      V1_SUNSET,
+      // Webhook endpoints on the loopback, which no delivery is sent to.
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      WEBHOOK_CONCURRENCY: '0',
+    })
     admin = (await login(server.api, ADMIN)).accessToken
   })
   afterAll(() => server?.close())
@@ -301,7 +310,7 @@ describe.each(backends)('API versions on $name', (backend) => {
       expect(response.headers.get('deprecation')).toBe(
         `@${Date.parse('2026-11-22T00:00:00Z') / 1000}`,
       )
-      expect(response.headers.get('sunset')).toBe(new Date(V1_SUNSET).toUTCString())
+      expect(response.headers.get('sunset')).toBe('Wed, 30 Jun 2027 00:00:00 GMT')
       expect(response.headers.get('link')).toBe(
         '</docs/v2>; rel="deprecation"; type="text/html", </docs/v2>; rel="sunset"; type="text/html"',
       )
@@ -348,13 +357,22 @@ describe.each(backends)('API versions on $name', (backend) => {
   /**
    * One success of every operation, in the client's version: sign-up, email verification,
    * login, password change, logout (one session and all), password reset, the
-   * catalog, posts, an order paid by a signed webhook, notifications and the probes.
+   * catalog, posts, an order paid by a signed webhook, notifications, webhook endpoints
+   * and their deliveries, and the probes.
    */
   async function walkEveryOperation(client: Api, adminToken: string) {
     const ok = (response: ApiResponse, status = 200) => {
       expect(response.status, response.text).toBe(status)
       return response.body.data
     }
+    const hooks = `/webhook-endpoints`
+    const hook = ok(
+      await client.post(hooks, {
+        json: { url: 'http://127.0.0.1:9/walk', events: ['product.created'] },
+        token: adminToken,
+      }),
+      201,
+    )
     const { accessToken, user } = await newUser(client)
     const email = `walker-${randomUUID()}@example.com`
     const signedUp = ok(
@@ -417,8 +435,13 @@ describe.each(backends)('API versions on $name', (backend) => {
       201,
     )
     ok(await client.get('/products?category=walk'))
-    ok(await client.get(`/products/${item.id}`))
-    ok(await client.patch(`/products/${item.id}`, { json: { stock: 6 }, token: adminToken }))
+    const read = await client.get(`/products/${item.id}`)
+    ok(read)
+    const ifMatch = { 'if-match': read.headers.get('etag') as string }
+    const changes = { json: { stock: 6 }, token: adminToken, headers: ifMatch }
+    ok(await client.patch(`/products/${item.id}`, changes))
+    const replacement = { name: 'Walked lamp', price: 5, category: 'walk', stock: 6 }
+    ok(await client.put(`/products/${item.id}`, { json: replacement, token: adminToken }))
     const post = ok(
       await client.post(`/users/${user.id}/posts`, {
         json: { title: 'Walking' },
@@ -479,6 +502,25 @@ describe.each(backends)('API versions on $name', (backend) => {
     ok(await client.get('/uploads/usage', { token: accessToken }))
     ok(await client.delete(`/uploads/${file.id}`, { token: accessToken }), 204)
     ok(await client.delete(`/products/${item.id}`, { token: adminToken }), 204)
+    ok(await client.get(hooks, { token: adminToken }))
+    ok(await client.get(`${hooks}/${hook.id}`, { token: adminToken }))
+    ok(
+      await client.patch(`${hooks}/${hook.id}`, {
+        json: { description: 'walked' },
+        token: adminToken,
+      }),
+    )
+    // The product's event reaches the log once the outbox has handed it on.
+    let deliveries: { id: number }[] = []
+    await expect
+      .poll(async () => {
+        deliveries = ok(await client.get(`${hooks}/${hook.id}/deliveries`, { token: adminToken }))
+        return deliveries.length
+      })
+      .toBe(1)
+    const retry = `${hooks}/${hook.id}/deliveries/${deliveries[0]?.id}/retry`
+    ok(await client.post(retry, { token: adminToken }), 202)
+    ok(await client.delete(`${hooks}/${hook.id}`, { token: adminToken }), 204)
     ok(await client.delete(`/users/${signedUp.id}`, { token: adminToken }), 204)
     ok(await client.get('/health'))
     ok(await client.get('/ready'))

@@ -323,6 +323,86 @@ export const webhookDeliveries = pgTable(
   (table) => [primaryKey({ columns: [table.source, table.eventId] })],
 )
 
+export const webhookEventTypes = pgEnum('webhook_event_type', [
+  'order.created',
+  'order.updated',
+  'product.created',
+  'product.updated',
+  'product.deleted',
+])
+
+/**
+ * Where admins have the service send its events (Standard Webhooks). The signing secret
+ * is sealed (secret-box.ts). `failingSince` is when the current run of failed attempts
+ * began, null after a success: a run of 5 days disables the endpoint.
+ */
+export const webhookEndpoints = pgTable('webhook_endpoints', {
+  id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+  url: text('url').notNull(),
+  events: webhookEventTypes('events').array().notNull(),
+  description: text('description'),
+  enabled: boolean('enabled').notNull().default(true),
+  sealedSecret: text('sealed_secret').notNull(),
+  failingSince: instant('failing_since'),
+  createdAt: instant('created_at').notNull().defaultNow(),
+  updatedAt: instant('updated_at').notNull().defaultNow(),
+})
+
+/**
+ * An event of the outbox that at least one endpoint was to receive, kept as it was when
+ * its change committed: every delivery of it sends the same body under the same id.
+ */
+export const webhookEvents = pgTable('webhook_events', {
+  id: uuid('id').primaryKey().defaultRandom(),
+  type: webhookEventTypes('type').notNull(),
+  data: jsonb('data').notNull(),
+  occurredAt: instant('occurred_at').notNull(),
+})
+
+export const webhookDeliveryStatuses = pgEnum('webhook_delivery_status', [
+  'pending',
+  'succeeded',
+  'failed',
+])
+
+/**
+ * One event on its way to one endpoint, and its log: the unique pair is what makes it
+ * once per event and endpoint, whichever instances see the event. Instances claim due
+ * deliveries (FOR UPDATE SKIP LOCKED) for a lease; one whose instance died mid-attempt
+ * is due again when its lease ends. `attemptsAllowed` is 1 + the retry schedule's
+ * length, and one more for each manual retry.
+ */
+export const webhookEndpointDeliveries = pgTable(
+  'webhook_endpoint_deliveries',
+  {
+    id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+    endpointId: integer('endpoint_id')
+      .notNull()
+      .references(() => webhookEndpoints.id, { onDelete: 'cascade' }),
+    eventId: uuid('event_id')
+      .notNull()
+      .references(() => webhookEvents.id, { onDelete: 'cascade' }),
+    status: webhookDeliveryStatuses('status').notNull().default('pending'),
+    attempts: integer('attempts').notNull().default(0),
+    attemptsAllowed: integer('attempts_allowed').notNull(),
+    lastStatusCode: integer('last_status_code'),
+    lastError: text('last_error'),
+    nextAttemptAt: instant('next_attempt_at').notNull().defaultNow(),
+    leaseEndsAt: instant('lease_ends_at'),
+    createdAt: instant('created_at').notNull().defaultNow(),
+  },
+  (table) => [
+    uniqueIndex('webhook_endpoint_deliveries_event_endpoint_idx').on(
+      table.eventId,
+      table.endpointId,
+    ),
+    index('webhook_endpoint_deliveries_endpoint_idx').on(table.endpointId, table.id.desc()),
+    index('webhook_endpoint_deliveries_due_idx')
+      .on(table.nextAttemptAt)
+      .where(sql`${table.status} = 'pending'`),
+  ],
+)
+
 export const emailStatuses = pgEnum('email_status', ['queued', 'sending', 'sent', 'failed'])
 
 // An outbox of emails: the worker claims the due ones (FOR UPDATE SKIP LOCKED) for a lease,
@@ -419,3 +499,5 @@ export type OutboxRow = typeof outbox.$inferSelect
 export type OrderRow = typeof orders.$inferSelect
 export type OrderItemRow = typeof orderItems.$inferSelect
 export type NotificationRow = typeof notifications.$inferSelect
+export type WebhookEndpointRow = typeof webhookEndpoints.$inferSelect
+export type WebhookDeliveryRow = typeof webhookEndpointDeliveries.$inferSelect

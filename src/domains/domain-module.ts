@@ -13,13 +13,14 @@ import type { Outbox } from '../platform/infrastructure/outbox.js'
 import type { ReadCache } from '../platform/infrastructure/read-cache.js'
 import type { RedisConnections } from '../platform/infrastructure/redis.js'
 import type { SessionAnnouncements } from '../platform/infrastructure/session-announcements.js'
+import type { ResolveHost } from './webhooks/webhook-targets.js'
 
 /** What every domain may be built from: the outside world, made once in buildApp. */
 export interface Infrastructure {
   database: DatabaseHandle
   events: EventBus
   /** Where a change records the events it must not lose, in its own transaction. */
-  outbox: Pick<Outbox, 'enqueue' | 'publish' | 'traceparent'>
+  outbox: Pick<Outbox, 'enqueue' | 'publish' | 'traceparent' | 'tap'>
   /** Present when REDIS_URL is set: the shared clients, for stores that span instances. */
   redis: RedisConnections | undefined
   /** Reads shared by the instances (Redis) or kept in this process, invalidated on writes. */
@@ -35,6 +36,8 @@ export interface Infrastructure {
   instanceId: string
   /** What this instance measures of itself (requests, event loop, process). */
   metrics: ServiceMetrics
+  /** How host names of outgoing connections resolve (webhook targets); tests stub it. */
+  resolveHost: ResolveHost
 }
 
 type RootType = 'Query' | 'Mutation' | 'Subscription'

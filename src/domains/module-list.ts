@@ -13,6 +13,7 @@ import { createReportsModule } from './reports/reports-module.js'
 import { createUploadsModule } from './uploads/uploads-module.js'
 import { createPasswords } from './users/password.js'
 import { createUsersModule } from './users/users-module.js'
+import { createWebhooksModule } from './webhooks/webhooks-module.js'
 
 /**
  * Every domain the service serves, in start order (they stop in reverse). A new domain
@@ -48,5 +49,6 @@ export function createDomainModules(infrastructure: Infrastructure) {
     createReportsModule(infrastructure),
     emails,
     createUploadsModule(infrastructure),
+    createWebhooksModule(infrastructure),
   ])
 }

@@ -24,6 +24,8 @@ export const GRAPHQL_CODES: Record<ErrorCode, string> = {
   NOT_FOUND: 'NOT_FOUND',
   GONE: 'NOT_FOUND',
   CONFLICT: 'CONFLICT',
+  // No GraphQL operation takes an If-Match; were one to, a stale write is a conflict.
+  PRECONDITION_FAILED: 'CONFLICT',
   RATE_LIMITED: 'RATE_LIMITED',
   INTERNAL: 'INTERNAL_SERVER_ERROR',
   BAD_GATEWAY: 'BAD_GATEWAY',

@@ -17,6 +17,7 @@ import {
   type ValueNode,
   validate,
 } from 'graphql'
+import { literalRangeErrors, variableRangeErrors } from './argument-ranges.js'
 import {
   type FieldDefinition,
   fieldDefinition,
@@ -260,13 +261,20 @@ const limitRules = (variables: Variables, { introspection }: RuleSettings) => [
   ...(introspection ? [] : [NoSchemaIntrospectionCustomRule]),
 ]
 
-/** The service's rules alone: cheap and linear, so they run before graphql's own rules. */
-export const limitErrors = (
+/**
+ * The service's rules alone: cheap and linear, so they run before graphql's own rules.
+ * An argument out of its range is refused first, alone, whatever the cost would be.
+ */
+export function limitErrors(
   schema: GraphQLSchema,
   document: DocumentNode,
   variables: Variables,
   settings: RuleSettings,
-) => validate(schema, document, limitRules(variables, settings))
+) {
+  const outOfRange = literalRangeErrors(schema, document)
+  if (outOfRange.length > 0) return outOfRange
+  return validate(schema, document, limitRules(variables, settings))
+}
 
 /** Whether a document declares variables: only then can its cost change with their values. */
 const usesVariables = (document: DocumentNode) =>
@@ -275,17 +283,19 @@ const usesVariables = (document: DocumentNode) =>
   )
 
 /**
- * The cost alone, once the variables are known (HTTP: see plugin.ts; WebSocket: see
- * admission.ts). A document without variables was weighed in full before them, so only
- * one that declares some is weighed again. Its cost depends on its variables only
- * through the values of those that give a list's size, so it is walked once per
- * document and per such values: Mercurius hands the same parsed document to every
- * execution of a query.
+ * The ranges of arguments given by variables, then the cost, once the variables are
+ * known (HTTP: see plugin.ts; WebSocket: see admission.ts). A document without variables
+ * was checked in full before them, so only one that declares some is checked again. Its
+ * cost depends on its variables only through the values of those that give a list's
+ * size, so it is walked once per document and per such values: Mercurius hands the same
+ * parsed document to every execution of a query.
  */
-export function createCostCheck() {
+export function createVariablesCheck() {
   const documents = new WeakMap<DocumentNode, { reads: string[]; costs: Map<string, number[]> }>()
-  return (schema: GraphQLSchema, document: DocumentNode, variables: Variables) => {
+  return (schema: GraphQLSchema, document: DocumentNode, variables: NonNullable<Variables>) => {
     if (!usesVariables(document)) return []
+    const outOfRange = variableRangeErrors(schema, document, variables)
+    if (outOfRange.length > 0) return outOfRange
     const within = { schema, document }
     let known = documents.get(document)
     if (!known) {

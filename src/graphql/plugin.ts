@@ -14,7 +14,7 @@ import { beforeExecution, createContextFactory } from './context.js'
 import { createDeprecationCounter } from './deprecations.js'
 import { acceptsGraphqlResponse, formatExecution, GRAPHQL_RESPONSE_TYPE } from './errors.js'
 import { graphiqlPlugin } from './graphiql.js'
-import { createCostCheck, LIMITS, limitErrors, parseOptions } from './limits.js'
+import { createVariablesCheck, LIMITS, limitErrors, parseOptions } from './limits.js'
 import { type GraphQLLoaders, loaderResolvers } from './loaders.js'
 import { traceHttpOperations } from './operation-spans.js'
 import type { PersistedDocuments } from './persisted-documents.js'
@@ -149,16 +149,17 @@ export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOption
   if (options.graphiql) await app.register(graphiqlPlugin)
   // HTTP's share of the checks WebSocket operations pass in websocket/admission.ts. The
   // service's limits run before graphql's own rules (Mercurius validates a document only
-  // the first time it sees it); the cost again with the variables, which only execution has.
+  // the first time it sees it); ranges and the cost again with the variables, which only
+  // execution has.
   app.graphql.addHook('preValidation', async (schema, document) => {
     refuseIfAny(limitErrors(schema, document, undefined, rules))
   })
-  const costErrors = createCostCheck()
+  const variablesErrors = createVariablesCheck()
   app.graphql.addHook('preExecution', async (schema, document, context, variables) => {
     beforeExecution(context)
     countDeprecatedFields(schema, document)
     refuseSubscription(document, context.reply.request)
-    refuseIfAny(costErrors(schema, document, variables ?? {}))
+    refuseIfAny(variablesErrors(schema, document, variables ?? {}))
     await persisted.passed(context.reply.request)
   })
   if (options.tracing) traceHttpOperations(app, options.tracing)

@@ -10,6 +10,7 @@ import type {
 import fp from 'fastify-plugin'
 import type { Config } from '../config.js'
 import type { ServiceMetrics } from '../platform/infrastructure/metrics.js'
+import { isTagged } from '../platform/plugins/etag.js'
 import { inVersionTwoEnvelope, RESPONSE_META_FIELDS, versionTwoEnvelope } from './envelopes.js'
 import {
   type ApiVersion,
@@ -142,7 +143,7 @@ type V1Body = { data: unknown } & Record<string, unknown>
 function inVersionTwo(body: V1Body, schema: Schema, request: FastifyRequest, reply: FastifyReply) {
   // The ETag stands for the resource, not its envelope (whose timestamp changes each time):
   // it is the tag of the v1 answer, so equal in both versions.
-  if (reply.statusCode === 200 && (request.method === 'GET' || request.method === 'HEAD')) {
+  if (isTagged(request, reply)) {
     const v1 = reply.getSerializationFunction('200', 'application/json')
     if (v1) reply.taggedBody = v1(body)
   }

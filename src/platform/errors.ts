@@ -61,6 +61,9 @@ export const notAcceptable = (message: string) =>
   new AppError('UNSUPPORTED_MEDIA_TYPE', 406, message)
 export const conflict = (message: string) => new AppError('CONFLICT', 409, message)
 export const gone = (message: string) => new AppError('GONE', 410, message)
+/** An If-Match that names no current version of what the request would change. */
+export const preconditionFailed = (message: string) =>
+  new AppError('PRECONDITION_FAILED', 412, message)
 export const payloadTooLarge = (message: string) => new AppError('PAYLOAD_TOO_LARGE', 413, message)
 export const unsupportedMediaType = (message: string) =>
   new AppError('UNSUPPORTED_MEDIA_TYPE', 415, message)

@@ -55,6 +55,8 @@ export function createApi(baseUrl: string) {
       request<Body>('GET', path, options),
     post: <Body = any>(path: string, options?: RequestOptions) =>
       request<Body>('POST', path, options),
+    put: <Body = any>(path: string, options?: RequestOptions) =>
+      request<Body>('PUT', path, options),
     patch: <Body = any>(path: string, options?: RequestOptions) =>
       request<Body>('PATCH', path, options),
     delete: <Body = any>(path: string, options?: RequestOptions) =>

@@ -10,6 +10,7 @@ interface ResponseSpec {
 }
 interface OperationSpec {
   operationId: string
+  parameters?: { name: string; in: string }[]
   security?: Record<string, string[]>[]
   responses: Record<string, ResponseSpec>
 }

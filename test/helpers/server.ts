@@ -5,7 +5,7 @@ import { type AppDependencies, buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { users } from '../../src/db/schema.js'
 import { createEventBus, type EventBus } from '../../src/platform/infrastructure/events.js'
-import { connectRedis, type RedisConnections } from '../../src/platform/infrastructure/redis.js'
+import { type RedisConnections, redisFromConfig } from '../../src/platform/infrastructure/redis.js'
 import { type Api, createApi } from './api.js'
 import type { Backend, OpenSettings, TestDatabase } from './backends.js'
 
@@ -42,11 +42,13 @@ export interface StartOptions {
   modules?: AppDependencies['modules']
   /** Told of every statement drizzle sends on the fresh database (ignored with testDatabase). */
   databaseLogger?: OpenSettings['logger']
+  /** How webhook targets' names resolve, instead of the system's resolver. */
+  resolveHost?: AppDependencies['resolveHost']
 }
 
 /**
  * A real server on a real port over a fresh database of the given backend; pub/sub is
- * in-process unless the environment names a REDIS_URL.
+ * in-process unless the environment names a Redis (REDIS_URL or REDIS_SENTINELS).
  */
 export async function startServer(
   backend: Backend,
@@ -62,17 +64,17 @@ export async function startServer(
   })
   const logger = options.logger ?? false
   const log = pino({ level: 'silent' })
-  const redis = config.redisUrl
-    ? connectRedis({
-        url: config.redisUrl,
-        keyPrefix: config.redisKeyPrefix,
-        timeoutMs: config.redisTimeoutMs,
-        log,
-      })
-    : undefined
+  const redis = redisFromConfig(config, log)
   const events = createEventBus({ redis, log })
   const app = await buildApp(
-    { database: testDatabase.database, events, redis, logger, modules: options.modules },
+    {
+      database: testDatabase.database,
+      events,
+      redis,
+      logger,
+      modules: options.modules,
+      ...(options.resolveHost && { resolveHost: options.resolveHost }),
+    },
     config,
   )
   await app.listen({ port: 0, host: '127.0.0.1' })

@@ -9,9 +9,11 @@ import { createProductsService } from './products-service.js'
 export function createCatalogModule({
   database,
   readCache,
-}: Pick<Infrastructure, 'database' | 'readCache'>) {
+  outbox,
+}: Pick<Infrastructure, 'database' | 'readCache' | 'outbox'>) {
   const products = createProductsService({
     products: withReadCache(createProductsRepository(database.db), readCache),
+    outbox,
   })
   return {
     name: 'catalog',

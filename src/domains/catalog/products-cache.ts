@@ -38,18 +38,18 @@ export function withReadCache(
     listPage: (filters, request) => listPage({ filters, request }),
     findById: async (id) => (await findById(id)) ?? undefined,
     async insert(product) {
-      const row = await repository.insert(product)
+      const inserted = await repository.insert(product)
       // No entry of the new id was stored (a miss is not), so only the lists are stale.
       await cache.invalidate([LISTS])
-      return row
+      return inserted
     },
-    async update(id, changes) {
-      const row = await repository.update(id, changes)
-      if (row) await invalidate(id)
-      return row
+    async update(id, changes, check) {
+      const updated = await repository.update(id, changes, check)
+      if (updated) await invalidate(id)
+      return updated
     },
-    async softDelete(id) {
-      const deleted = await repository.softDelete(id)
+    async softDelete(id, check) {
+      const deleted = await repository.softDelete(id, check)
       if (deleted) await invalidate(id)
       return deleted
     },

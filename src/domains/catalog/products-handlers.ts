@@ -1,5 +1,7 @@
+import type { FastifyRequest } from 'fastify'
 import type { components } from '../../../generated/openapi.js'
 import { defaulted, type ServiceHandlers, sentInQuery } from '../../http/operations.js'
+import { ifMatchOf } from '../../http/preconditions.js'
 import type { StoredProduct } from './products-repository.js'
 import type { ProductsService } from './products-service.js'
 
@@ -39,17 +41,30 @@ export function createProductHandlers(products: ProductsService, cacheTtlSeconds
       return { data: toProduct(product) }
     },
 
-    async updateProduct(request) {
-      return { data: toProduct(await products.update(request.params.id, request.body)) }
+    async updateProduct(request, reply) {
+      reply.representsResource = true
+      const { params, body } = request
+      return { data: toProduct(await products.update(params.id, body, ifMatch(request))) }
+    },
+
+    async replaceProduct(request, reply) {
+      reply.representsResource = true
+      const { params, body } = request
+      return { data: toProduct(await products.replace(params.id, body, ifMatch(request))) }
     },
 
     async deleteProduct(request, reply) {
-      await products.remove(request.params.id)
+      await products.remove(request.params.id, ifMatch(request))
       return reply.code(204).send()
     },
   } satisfies Partial<ServiceHandlers>
 }
 
+/** The request's If-Match, held against the product as its GET answers it. */
+const ifMatch = (request: FastifyRequest) =>
+  ifMatchOf(request, (row: StoredProduct) => ({ data: toProduct(row) }))
+
+/** In the order of the Product schema's properties (see ifMatchOf). */
 function toProduct(row: StoredProduct): Product {
   return {
     id: row.id,

@@ -17,8 +17,10 @@ import type { Database, Executor } from '../../db/database.js'
 import { batchedInserts, givenRows, givenValues } from '../../db/insert-batches.js'
 import { isoInstant, type WithIsoInstants } from '../../db/iso-instant.js'
 import { containing } from '../../db/like-pattern.js'
-import { productCounts, products } from '../../db/schema.js'
+import { outbox, productCounts, products } from '../../db/schema.js'
 import { prepareRows, type RowsOf, unnamedRows } from '../../db/statement-rows.js'
+import type { PendingEvent } from '../../platform/infrastructure/outbox.js'
+import { type ProductChange, type ProductChangedEvent, productTopics } from './catalog-topics.js'
 
 export interface ProductFilters {
   category?: string | undefined
@@ -67,9 +69,23 @@ const writtenProduct = <Row extends ProductColumns>(row: Row) => ({
 // A column added to the table must be written above before its rows may claim to have it.
 const storedProduct = writtenProduct(products) satisfies Record<keyof StoredProduct, unknown>
 
+/**
+ * A product as a write left it, with the event that announces the write: recorded in the
+ * outbox by the write's own statement, to publish once it has committed.
+ */
+export interface AnnouncedProduct {
+  product: StoredProduct
+  event: PendingEvent<ProductChangedEvent>
+}
+
+/** A row of an announcing statement: the product's columns and its event's id. */
+type AnnouncedRow = StoredProduct & { eventId: number }
+
 /** `stock` left out takes the column's default, 0. */
 export type NewProduct = Pick<typeof products.$inferInsert, 'name' | 'price' | 'category' | 'stock'>
 export type ProductChanges = Partial<NewProduct>
+/** A condition on a product as it is before a write (an If-Match); it throws to refuse. */
+export type ProductCheck = (current: StoredProduct) => void
 
 const live = isNull(products.deletedAt)
 
@@ -108,29 +124,57 @@ export function createProductsRepository(db: Database) {
       return row
     },
 
-    insert: ({ name, price, category, stock }: NewProduct): Promise<StoredProduct> =>
+    insert: async ({ name, price, category, stock }: NewProduct): Promise<AnnouncedProduct> =>
       // The statement names every column, so the column's default comes from here.
-      insertBatched({ name, price, category, stock: stock ?? 0 }),
+      announced(await insertBatched({ name, price, category, stock: stock ?? 0 }), 'created'),
 
-    /** Changes a live product; undefined when there is none with that id. */
-    async update(id: number, changes: ProductChanges): Promise<StoredProduct | undefined> {
-      const [row] = await db
-        .update(products)
-        .set({ ...changes, updatedAt: sql`now()` })
-        .where(and(eq(products.id, id), live))
-        .returning(storedProduct)
-      return row
-    },
+    /** Changes a live product; undefined when there is none with that id (see `guarded`). */
+    update: (id: number, changes: ProductChanges, check?: ProductCheck) =>
+      guarded(id, check, async (executor) => {
+        const change = executor
+          .update(products)
+          .set({ ...changes, updatedAt: sql`now()` })
+          .where(and(eq(products.id, id), live))
+          .returning()
+        const [row] = await announcing(executor, change.getSQL(), 'updated')
+        return row && announced(row as AnnouncedRow, 'updated')
+      }),
 
-    /** Marks a live product deleted; false when there is none with that id. */
-    async softDelete(id: number): Promise<boolean> {
-      const rows = await db
-        .update(products)
-        .set({ deletedAt: sql`now()` })
+    /** Marks a live product deleted; undefined when there is none with that id (see `guarded`). */
+    softDelete: (id: number, check?: ProductCheck) =>
+      guarded(id, check, async (executor) => {
+        const change = executor
+          .update(products)
+          .set({ deletedAt: sql`now()` })
+          .where(and(eq(products.id, id), live))
+          .returning()
+        const [row] = await announcing(executor, change.getSQL(), 'deleted')
+        return row && announced(row as AnnouncedRow, 'deleted')
+      }),
+  }
+
+  /**
+   * A write of a live product, in one statement; with a check, after the check has
+   * passed on the row as it is, locked in the write's transaction, so no other write
+   * comes between them. A check that throws leaves the row as it was. Undefined when no
+   * live product has the id; the check is then not made (404 and 410 come before it).
+   */
+  async function guarded<T>(
+    id: number,
+    check: ProductCheck | undefined,
+    write: (executor: Executor) => Promise<T | undefined>,
+  ): Promise<T | undefined> {
+    if (!check) return write(db)
+    return db.transaction(async (tx) => {
+      const [current] = await tx
+        .select(storedProduct)
+        .from(products)
         .where(and(eq(products.id, id), live))
-        .returning({ id: products.id })
-      return rows.length > 0
-    },
+        .for('update')
+      if (!current) return undefined
+      check(current)
+      return write(tx)
+    })
   }
 }
 
@@ -151,7 +195,7 @@ function prepareStatements(db: Database) {
         .from(products)
         .where(eq(products.id, sql.placeholder('id'))),
     ),
-    insertAll: prepareRows<StoredProduct>(db, insertProducts(db)),
+    insertAll: prepareRows<AnnouncedRow>(db, insertProducts(db)),
   }
 }
 
@@ -163,13 +207,61 @@ const column = (each: AnyPgColumn) => sql.identifier(each.name)
  */
 function insertProducts(db: Database) {
   const { name, price, category, stock } = products
-  const added = db.$with('added', getTableColumns(products)).as(sql`
+  return announcing(
+    db,
+    sql`
     insert into ${products} (${column(name)}, ${column(price)}, ${column(category)}, ${column(stock)})
     select name, price, category, stock
     from ${givenRows(sql`name text, price numeric, category text, stock integer`)}
     order by ordinality
-    returning *`)
-  return db.with(added).select(writtenProduct(added)).from(added).orderBy(added.id)
+    returning *`,
+    'created',
+  )
+}
+
+/**
+ * The statement of a write of products (`change`, returning its rows) that records, in
+ * the same statement, one outbox event per row written: the product as the API shows it
+ * once the write is done. So the write and its events commit together or not at all;
+ * the rows come back in id order, each with its event's id.
+ */
+function announcing(db: Executor, change: SQL, kind: ProductChange) {
+  const changed = db.$with('changed', getTableColumns(products)).as(change)
+  const written = db.$with('written').as(db.select(writtenProduct(changed)).from(changed))
+  const events = db
+    .$with('events', {
+      eventId: sql<number>`"eventId"`.as('eventId'),
+      productId: sql<number>`"productId"`.as('productId'),
+    })
+    .as(sql`
+      insert into ${outbox} (topic, payload)
+      select 'product/' || id || '/' || ${kind}::text,
+        jsonb_build_object('product', to_jsonb(${written}) - 'deletedAt')
+      from ${written}
+      returning id as "eventId", (payload->'product'->>'id')::int as "productId"`)
+  const { id, name, price, category, stock, createdAt, updatedAt, deletedAt } = written
+  return db
+    .with(changed, written, events)
+    .select({
+      ...{ id, name, price, category, stock, createdAt, updatedAt, deletedAt },
+      eventId: events.eventId,
+    })
+    .from(written)
+    .innerJoin(events, eq(events.productId, written.id))
+    .orderBy(written.id)
+}
+
+/** A written row as its product and its event, which carries the product without deletedAt. */
+function announced({ eventId, ...product }: AnnouncedRow, kind: ProductChange): AnnouncedProduct {
+  const { deletedAt: _deletedAt, ...shown } = product
+  return {
+    product,
+    event: {
+      id: eventId,
+      topic: productTopics.changed(product.id, kind),
+      payload: { product: shown },
+    },
+  }
 }
 
 // to_char, not ::text: the text of a timestamptz follows the session's DateStyle and TimeZone.

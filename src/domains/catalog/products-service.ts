@@ -1,9 +1,12 @@
 import { assertValidFields, gone, notFound, unprocessable } from '../../platform/errors.js'
+import type { Outbox } from '../../platform/infrastructure/outbox.js'
 import { readableTextProblem } from '../../platform/input-rules.js'
 import { decodeCursor, encodeCursor } from './products-cursor.js'
 import type {
+  AnnouncedProduct,
   NewProduct,
   ProductChanges,
+  ProductCheck,
   ProductFilters,
   ProductsRepository,
   StoredProduct,
@@ -86,11 +89,34 @@ function paginationOf(
   }
 }
 
-export function createProductsService({ products }: { products: ProductsRepository }) {
+export function createProductsService({
+  products,
+  outbox,
+}: {
+  products: ProductsRepository
+  outbox: Pick<Outbox, 'publish'>
+}) {
+  /** After the write's commit: its event goes out (webhooks take it from the outbox). */
+  async function announce(written: AnnouncedProduct): Promise<StoredProduct> {
+    await outbox.publish([written.event])
+    return written.product
+  }
+
   /** Tells a product that never existed (404) from one that was deleted (410). */
   async function missing(id: number): Promise<never> {
     const row = await products.findById(id)
     throw row ? gone(`Product ${id} was deleted`) : notFound(`Product ${id} does not exist`)
+  }
+
+  /** `check`, when given, is made on the product as it is, under the lock of the write. */
+  async function update(
+    id: number,
+    changes: ProductChanges,
+    check?: ProductCheck,
+  ): Promise<StoredProduct> {
+    assertValidProduct(changes)
+    const updated = await products.update(id, changes, check)
+    return updated ? announce(updated) : missing(id)
   }
 
   return {
@@ -112,18 +138,21 @@ export function createProductsService({ products }: { products: ProductsReposito
       return row
     },
 
-    create(product: NewProduct): Promise<StoredProduct> {
+    async create(product: NewProduct): Promise<StoredProduct> {
       assertValidProduct(product)
-      return products.insert(product)
+      return announce(await products.insert(product))
     },
 
-    async update(id: number, changes: ProductChanges): Promise<StoredProduct> {
-      assertValidProduct(changes)
-      return (await products.update(id, changes)) ?? missing(id)
-    },
+    update,
 
-    async remove(id: number): Promise<void> {
-      if (!(await products.softDelete(id))) await missing(id)
+    /** Every field a client sets, as a create sets them: `stock` left out is 0 again. */
+    replace: (id: number, product: NewProduct, check?: ProductCheck): Promise<StoredProduct> =>
+      update(id, { ...product, stock: product.stock ?? 0 }, check),
+
+    async remove(id: number, check?: ProductCheck): Promise<void> {
+      const deleted = await products.softDelete(id, check)
+      if (deleted) await announce(deleted)
+      else await missing(id)
     },
   }
 }

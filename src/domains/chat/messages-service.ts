@@ -10,7 +10,6 @@ export const LIMITS = {
   text: { min: 1, max: 4000 },
   author: { min: 1, max: 100 },
   chatId: { min: 1, max: 100 },
-  page: { min: 1, max: 1000 },
 }
 
 export interface SendMessage {
@@ -109,15 +108,15 @@ export function createMessagesService({ messages, outbox, accounts }: Dependenci
         ],
       }),
 
-    /** The newest `limit` messages, oldest first; `before` pages back. */
+    /**
+     * The newest `limit` messages, oldest first; `before` pages back. `limit` is in its
+     * range, which schema.graphql declares (graphql/argument-ranges.ts).
+     */
     async list({ chatId, limit, before }: ListMessages): Promise<Message[]> {
       const pageSize = limit ?? 100
       const beforeId = before == null ? undefined : rowIdOf(before)
-      const validPageSize =
-        Number.isInteger(pageSize) && pageSize >= LIMITS.page.min && pageSize <= LIMITS.page.max
       const validBefore = before == null || beforeId !== undefined
       assertValidFields({
-        limit: validPageSize ? undefined : `must be from ${LIMITS.page.min} to ${LIMITS.page.max}`,
         before: validBefore ? undefined : 'must be the id of a message',
         chatId: chatIdProblem(chatId),
       })

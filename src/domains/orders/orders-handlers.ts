@@ -1,5 +1,7 @@
 import { defaulted, type ServiceHandlers } from '../../http/operations.js'
+import { ifMatchOf } from '../../http/preconditions.js'
 import { principalOf } from '../../http/security.js'
+import type { Order } from './orders-repository.js'
 import type { OrdersService } from './orders-service.js'
 
 export function createOrderHandlers(orders: OrdersService) {
@@ -29,9 +31,12 @@ export function createOrderHandlers(orders: OrdersService) {
       return { data: await orders.get(principalOf(request), request.params.id) }
     },
 
-    async updateOrderStatus(request) {
+    async updateOrderStatus(request, reply) {
+      reply.representsResource = true
       const { id } = request.params
-      return { data: await orders.setStatus(principalOf(request), id, request.body.status) }
+      // The order as its GET answers it: as the service has it (orders-repository.ts).
+      const check = ifMatchOf(request, (order: Order) => ({ data: order }))
+      return { data: await orders.setStatus(principalOf(request), id, request.body.status, check) }
     },
 
     async cancelOrder(request) {

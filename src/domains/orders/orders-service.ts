@@ -39,6 +39,12 @@ const MAX_TOTAL_CENTS = 99_999_999_999_999
 export function createOrdersService(dependencies: Dependencies) {
   const { db, orders, inventory, notifier, outbox, idempotencyKeys } = dependencies
 
+  async function lockedOrder(executor: Executor, id: number): Promise<Order> {
+    const order = await orders.findById(executor, id)
+    if (!order) throw new Error(`Order ${id} vanished under its lock`)
+    return order
+  }
+
   /** Moves a locked order to `to`, with what follows: stock back, the owner told, events. */
   async function changeStatus(
     executor: Executor,
@@ -46,8 +52,7 @@ export function createOrdersService(dependencies: Dependencies) {
     to: OrderStatus,
   ): Promise<StatusChange> {
     await orders.setStatus(executor, id, to)
-    const order = await orders.findById(executor, id)
-    if (!order) throw new Error(`Order ${id} vanished under its lock`)
+    const order = await lockedOrder(executor, id)
     const restocked = to === 'CANCELLED' ? order.items : []
     await inventory.restore(executor, restocked)
     const notified = await notifier.notify(executor, {
@@ -65,12 +70,21 @@ export function createOrdersService(dependencies: Dependencies) {
     await inventory.changed(change.restocked)
   }
 
-  /** A change asked by a caller: the owner or an admin, along the graph only. */
-  async function move(caller: Principal, id: number, to: OrderStatus): Promise<Order> {
+  /**
+   * A change asked by a caller: the owner or an admin, along the graph only. `check`,
+   * when given, is made on the order as it is, under its lock, before the graph's rule.
+   */
+  async function move(
+    caller: Principal,
+    id: number,
+    to: OrderStatus,
+    check?: (current: Order) => void,
+  ): Promise<Order> {
     const change = await db.transaction(async (tx) => {
       const current = await orders.lockStatus(tx, id)
       if (!current) throw notFound(`Order ${id} does not exist`)
       assertMayAccess(caller, current.userId, id)
+      check?.(await lockedOrder(tx, id))
       if (!canMove(current.status, to)) {
         throw conflict(`Order ${id} is ${current.status}; it cannot become ${to}`)
       }
@@ -95,7 +109,7 @@ export function createOrdersService(dependencies: Dependencies) {
       const merged = mergeLines(lines)
       const placed = await db.transaction(async (tx) => {
         const first = keyed && (await idempotencyKeys.claim(tx, keyed))
-        if (first) return { order: first.body as Order, replayed: true }
+        if (first) return { order: first.body as Order, replayed: true, events: [] }
         const priced = await inventory.reserve(tx, merged)
         const order = await orders.insert(tx, {
           userId: caller.userId,
@@ -103,10 +117,16 @@ export function createOrdersService(dependencies: Dependencies) {
           total: totalOf(priced),
         })
         if (keyed) await idempotencyKeys.remember(tx, keyed, { statusCode: 201, body: order })
-        return { order, replayed: false }
+        const created = await outbox.enqueue(tx, orderTopics.created(order.id), {
+          orderCreated: order,
+        })
+        return { order, replayed: false, events: [created] }
       })
-      if (!placed.replayed) await inventory.changed(merged)
-      return placed
+      if (!placed.replayed) {
+        await outbox.publish(placed.events)
+        await inventory.changed(merged)
+      }
+      return { order: placed.order, replayed: placed.replayed }
     },
 
     /** The caller's orders; an admin's list holds every user's. */
@@ -123,8 +143,9 @@ export function createOrdersService(dependencies: Dependencies) {
       return order
     },
 
-    /** An admin's change along the graph. */
-    setStatus: (caller: Principal, id: number, to: OrderStatus) => move(caller, id, to),
+    /** An admin's change along the graph; `check` as for move. */
+    setStatus: (caller: Principal, id: number, to: OrderStatus, check?: (current: Order) => void) =>
+      move(caller, id, to, check),
 
     cancel: (caller: Principal, id: number) => move(caller, id, 'CANCELLED'),
 

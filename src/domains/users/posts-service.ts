@@ -7,8 +7,6 @@ import type { PostsRepository } from './posts-repository.js'
 import type { UsersRepository } from './users-repository.js'
 import { missingUser } from './users-service.js'
 
-export const POST_LIMITS = { newest: { min: 1, max: 100 } }
-
 export interface PostDraft {
   title: string
   body?: string | undefined

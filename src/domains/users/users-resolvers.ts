@@ -1,13 +1,13 @@
+import type { UserPostsArgs } from '../../../generated/graphql.js'
 import type { UserRow } from '../../db/schema.js'
 import { callerOf, type GraphQLContext } from '../../graphql/context.js'
 import type { GraphQLLoaders } from '../../graphql/loaders.js'
-import { assertValidFields, notFound, validationFailed } from '../../platform/errors.js'
+import { notFound } from '../../platform/errors.js'
 import { rowIdOf } from '../../platform/input-rules.js'
 import type { DomainResolvers } from '../domain-module.js'
-import { POST_LIMITS, type PostsService } from './posts-service.js'
+import type { PostsService } from './posts-service.js'
 import type { UsersService } from './users-service.js'
 
-const MAX_IDS = 100
 const DEFAULT_POSTS = 20
 
 /** Whether the caller may see a user's private fields: the user themself, or an admin. */
@@ -41,42 +41,32 @@ export function createUserResolvers(users: UsersService) {
     Query: {
       me: (_root, _args, context) => users.get(callerOf(context).userId),
       user: (_root, { id }) => users.get(userIdOf(id)),
-      users: (_root, { ids }) => {
-        assertValidFields({
-          ids:
-            ids.length >= 1 && ids.length <= MAX_IDS
-              ? undefined
-              : `must name 1 to ${MAX_IDS} users`,
-        })
-        return Promise.all(
+      // As many ids as schema.graphql's range allows (graphql/argument-ranges.ts).
+      users: (_root, { ids }) =>
+        Promise.all(
           ids.map(async (id) => {
             const userId = rowIdOf(id)
             return (userId === undefined ? undefined : await users.find(userId)) ?? null
           }),
-        )
-      },
+        ),
     },
   } satisfies DomainResolvers
 }
 
-/** `User.posts` of every user in an operation (or an event), read in one statement. */
+/**
+ * `User.posts` of every user in an operation (or an event), read in one statement; each
+ * `limit` in its range, which schema.graphql declares (graphql/argument-ranges.ts).
+ */
 export function createUserLoaders(posts: PostsService) {
   return {
     User: {
       async posts(queries) {
-        const limits = queries.map(({ params }) => params.limit ?? DEFAULT_POSTS)
-        const { min, max } = POST_LIMITS.newest
-        const valid = (limit: unknown): limit is number =>
-          Number.isInteger(limit) && (limit as number) >= min && (limit as number) <= max
+        const limits = queries.map(({ params }) => (params as UserPostsArgs).limit ?? DEFAULT_POSTS)
         const newest = await posts.newestOf(
           queries.map(({ obj }) => obj.id),
-          Math.max(0, ...limits.filter(valid)),
+          Math.max(...limits),
         )
-        return queries.map(({ obj }, index) => {
-          const limit = limits[index]
-          if (!valid(limit)) return validationFailed({ limit: [`must be from ${min} to ${max}`] })
-          return (newest.get(obj.id) ?? []).slice(0, limit)
-        })
+        return queries.map(({ obj }, index) => (newest.get(obj.id) ?? []).slice(0, limits[index]))
       },
     },
   } satisfies GraphQLLoaders

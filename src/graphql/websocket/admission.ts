@@ -4,7 +4,7 @@ import type { SubscribePayload } from 'graphql-ws'
 import { setNewest } from '../../platform/newest-entries.js'
 import type { OperationBudget, OverBudget } from '../../platform/plugins/rate-limit.js'
 import {
-  createCostCheck,
+  createVariablesCheck,
   LIMITS,
   parseOperation,
   type RuleSettings,
@@ -67,14 +67,14 @@ function checkedDocuments(rules: RuleSettings) {
  * subprotocol, in order of cost: one draw on its caller's rate-limit budget (the one
  * HTTP requests draw on), the document a hash names or the refusal of one not trusted
  * (persisted-documents.ts, before any parse), the token limit while parsing, the
- * service's limits and graphql's rules, then the cost again with the real variables; a
- * document registered by hash is kept only then. HTTP runs the same
- * checks in Mercurius's hooks (plugin.ts). A refusal is the operation's errors; the
- * socket stays open.
+ * service's limits and graphql's rules, then ranges and the cost again with the real
+ * variables; a document registered by hash is kept only then. HTTP runs the same checks
+ * in Mercurius's hooks (plugin.ts). A refusal is the operation's errors; the socket
+ * stays open.
  */
 export function createAdmission({ schema, operationBudget, rules, documents }: AdmissionOptions) {
   const checked = checkedDocuments(rules)
-  const costErrors = createCostCheck()
+  const variablesErrors = createVariablesCheck()
   return async (
     upgrade: FastifyRequest,
     caller: string,
@@ -96,7 +96,7 @@ export function createAdmission({ schema, operationBudget, rules, documents }: A
     if (operation.errors.length > 0) return { errors: operation.errors }
     // graphql-ws has checked the message: variables are an object, or absent.
     const variables = payload.variables ?? {}
-    const errors = costErrors(current, document, variables)
+    const errors = variablesErrors(current, document, variables)
     if (errors.length > 0) return { errors }
     await documents.register(resolution.registration)
     return { query, document, variables }

@@ -184,20 +184,21 @@ export function createEventBus({
     /**
      * Calls `onEvent` with each payload published on `topic` from now on, once the
      * emitter has subscribed: for the service's own listeners, which are no GraphQL
-     * subscription and are not counted as one. Resolves to the function that stops it.
+     * subscription and are not counted as one. Resolves to the function that stops it:
+     * at once, as a subscription's end does, without waiting for Redis to confirm the
+     * unsubscription (a Redis that is down never would, and shutdown would hang on it).
      */
     async listen<Event>(
       topic: Topic<Event>,
       onEvent: (payload: Event) => void,
-    ): Promise<() => Promise<void>> {
+    ): Promise<() => void> {
       const channel = channelOf(topic)
       const listener = (message: Message, done: () => void) => {
         done()
         onEvent(message.payload as Event)
       }
       await new Promise<void>((resolve) => emitter.on(channel, listener, resolve))
-      return () =>
-        new Promise<void>((resolve) => emitter.removeListener(channel, listener, resolve))
+      return () => emitter.removeListener(channel, listener)
     },
 
     /** Live subscriptions on this instance. */

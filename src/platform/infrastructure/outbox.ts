@@ -1,7 +1,7 @@
 import { asc, inArray, lt, sql } from 'drizzle-orm'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Database, Executor } from '../../db/database.js'
-import { outbox } from '../../db/schema.js'
+import { type OutboxRow, outbox } from '../../db/schema.js'
 import type { Tracing } from '../telemetry/tracing.js'
 import type { EventBus, Topic } from './events.js'
 
@@ -39,6 +39,18 @@ export interface PendingEvent<Event = unknown> {
   traceparent?: string | undefined
 }
 
+/**
+ * A consumer that must not miss one event of its topics, nor take one twice (outgoing
+ * webhooks): it is handed them in the transaction that deletes them, once published,
+ * and a failure of its own leaves them in the outbox, for the relay to publish again.
+ */
+export interface OutboxTap {
+  wants(topic: string): boolean
+  take(executor: Executor, events: readonly OutboxRow[]): Promise<void>
+  /** Once what `take` wrote has committed. */
+  afterCommit?(): void
+}
+
 interface OutboxDependencies {
   db: Database
   /** REDIS_TIMEOUT_MS: how long a request waits for its events to be published. */
@@ -61,11 +73,13 @@ export function createOutbox({ db, publishWaitMs, events, log, tracing }: Outbox
   let queued: Promise<void> | undefined
   let last: Promise<void> = Promise.resolve()
   let failing = false
-  const published = publishedDeletions(db, log)
+  const taps: OutboxTap[] = []
+  const published = publishedDeletions(db, log, taps)
 
   /** One batch: the number published, or 'busy' when another instance holds the relay. */
-  function relayBatch(): Promise<number | 'busy'> {
-    return db.transaction(async (tx) => {
+  async function relayBatch(): Promise<number | 'busy'> {
+    const tookThem: OutboxTap[] = []
+    const relayed = await db.transaction(async (tx) => {
       const [lock] = await tx
         .select({ held: sql<boolean>`pg_try_advisory_xact_lock(${RELAY_LOCK})` })
         .from(sql`(select 1) as relay`)
@@ -84,10 +98,13 @@ export function createOutbox({ db, publishWaitMs, events, log, tracing }: Outbox
       )
       if (rows.length > 0) {
         const ids = rows.map((row) => row.id)
-        await tx.delete(outbox).where(inArray(outbox.id, ids))
+        const deleted = await tx.delete(outbox).where(inArray(outbox.id, ids)).returning()
+        tookThem.push(...(await handToTaps(taps, tx, deleted)))
       }
       return rows.length
     })
+    for (const tap of tookThem) tap.afterCommit?.()
+    return relayed
   }
 
   async function drain(): Promise<void> {
@@ -136,7 +153,7 @@ export function createOutbox({ db, publishWaitMs, events, log, tracing }: Outbox
     for (const event of pending) {
       try {
         await events.deliver(event.topic, event.payload, event.id, event.traceparent)
-        published.add(event.id)
+        published.add(event.id, event.topic)
       } catch {
         return
       }
@@ -153,6 +170,11 @@ export function createOutbox({ db, publishWaitMs, events, log, tracing }: Outbox
         .returning({ id: outbox.id })
       if (!row) throw new Error('INSERT … RETURNING gave no row')
       return { id: row.id, topic, payload, traceparent } satisfies PendingEvent<Event>
+    },
+
+    /** Has `tap` take its topics' events from now on (a module does, as it is made). */
+    tap(tap: OutboxTap): void {
+      taps.push(tap)
     },
 
     /** The trace context an event recorded now keeps (undefined when tracing is off). */
@@ -185,9 +207,10 @@ export function createOutbox({ db, publishWaitMs, events, log, tracing }: Outbox
  * one per event. Should deleting fail, the relay publishes them again later, which
  * subscribers take as the repeats they are.
  */
-function publishedDeletions(db: Database, log: FastifyBaseLogger) {
-  let waiting = new Set<number>()
-  let deleting = new Set<number>()
+function publishedDeletions(db: Database, log: FastifyBaseLogger, taps: readonly OutboxTap[]) {
+  // Each id with its topic: a batch no tap wants is deleted without a transaction.
+  let waiting = new Map<number, string>()
+  let deleting = new Map<number, string>()
   let timer: NodeJS.Timeout | undefined
   // The ids go as one array: drizzle's IN list built a parameter apiece, a batch's
   // hundreds of them, on every sendMessage's delete. It is written as an array
@@ -200,18 +223,30 @@ function publishedDeletions(db: Database, log: FastifyBaseLogger) {
   async function deleteWaiting() {
     if (waiting.size === 0) return
     deleting = waiting
-    waiting = new Set()
+    waiting = new Map()
+    const ids = `{${[...deleting.keys()].join(',')}}`
+    const tapped = [...deleting.values()].some((topic) => taps.some((tap) => tap.wants(topic)))
     try {
-      await deletePublished.execute({ ids: `{${[...deleting].join(',')}}` })
+      if (!tapped) await deletePublished.execute({ ids })
+      else {
+        const tookThem = await db.transaction(async (tx) => {
+          const deleted = await tx
+            .delete(outbox)
+            .where(sql`${outbox.id} = any(${ids}::bigint[])`)
+            .returning()
+          return handToTaps(taps, tx, deleted)
+        })
+        for (const tap of tookThem) tap.afterCommit?.()
+      }
     } catch (error) {
       log.warn({ err: error }, 'published events could not be deleted; the relay will repeat them')
     } finally {
-      deleting = new Set()
+      deleting = new Map()
     }
   }
 
   return {
-    add: (id: number) => waiting.add(id),
+    add: (id: number, topic: string) => waiting.set(id, topic),
     /** Published here and not deleted yet: not the relay's to publish. */
     pending: (id: number) => waiting.has(id) || deleting.has(id),
     start() {
@@ -226,6 +261,25 @@ function publishedDeletions(db: Database, log: FastifyBaseLogger) {
 }
 
 export type Outbox = ReturnType<typeof createOutbox>
+
+/**
+ * Hands each tap the deleted events it wants, in the deleting transaction (so only rows
+ * this one deleted); the taps that took some.
+ */
+async function handToTaps(
+  taps: readonly OutboxTap[],
+  tx: Executor,
+  deleted: OutboxRow[],
+): Promise<OutboxTap[]> {
+  const took: OutboxTap[] = []
+  for (const tap of taps) {
+    const wanted = deleted.filter((row) => tap.wants(row.topic))
+    if (wanted.length === 0) continue
+    await tap.take(tx, wanted)
+    took.push(tap)
+  }
+  return took
+}
 
 function settledWithin(work: Promise<void>, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { Redis, type RedisOptions } from 'ioredis'
+import type { Config, RedisTarget } from '../../config.js'
 
 /** Reconnect backoff: 100 ms more per attempt, never more than 2 s between attempts. */
 const retryStrategy = (attempt: number) => Math.min(attempt * 100, 2000)
@@ -43,8 +44,7 @@ export interface RedisConnections {
   close(): Promise<void>
 }
 
-export interface RedisSettings {
-  url: string
+export type RedisSettings = RedisTarget & {
   /** Put before every key this service stores, so deployments can share one Redis. */
   keyPrefix: string
   /** REDIS_TIMEOUT_MS: the longest a request waits on one Redis command. */
@@ -52,10 +52,55 @@ export interface RedisSettings {
   log: FastifyBaseLogger
 }
 
-export function connectRedis({ url, keyPrefix, timeoutMs, log }: RedisSettings): RedisConnections {
+/** The service's connections as the configuration says: none without Redis. */
+export function redisFromConfig(
+  config: Pick<Config, 'redis' | 'redisKeyPrefix' | 'redisTimeoutMs'>,
+  log: FastifyBaseLogger,
+): RedisConnections | undefined {
+  if (!config.redis) return undefined
+  return connectRedis({
+    ...config.redis,
+    keyPrefix: config.redisKeyPrefix,
+    timeoutMs: config.redisTimeoutMs,
+    log,
+  })
+}
+
+/**
+ * Through Sentinel every connection asks the Sentinels for the primary, and asks again
+ * each time it reconnects: a primary that died is replaced by the replica they promote.
+ * - A connection that reaches a replica instead (a Sentinel that had not heard of the
+ *   failover yet) is refused by ioredis's ready check, which reads the role, and tries
+ *   the next Sentinel.
+ * - A primary demoted while connected closes its clients' connections (Sentinel has it
+ *   kill them); should a connection survive, the replica's first READONLY answer
+ *   reconnects it. That command fails, as any command owed at a disconnection does.
+ * - A Sentinel that accepts and says nothing is given up after SILENCE_MS.
+ */
+function sentinelOptions(target: Extract<RedisTarget, { sentinels: unknown }>): RedisOptions {
+  return {
+    sentinels: target.sentinels,
+    name: target.name,
+    role: 'master',
+    sentinelRetryStrategy: retryStrategy,
+    sentinelCommandTimeout: SILENCE_MS,
+    reconnectOnError: (error) => error.message.startsWith('READONLY'),
+  }
+}
+
+export function connectRedis({
+  keyPrefix,
+  timeoutMs,
+  log,
+  ...target
+}: RedisSettings): RedisConnections {
   const latency = latencyVerdict(timeoutMs, log)
   const connect = (role: string, options: RedisOptions) => {
-    const client = new Redis(url, { retryStrategy, connectTimeout: 5000, ...options })
+    const shared = { retryStrategy, connectTimeout: 5000, ...options }
+    const client =
+      'url' in target
+        ? new Redis(target.url, shared)
+        : new Redis({ ...sentinelOptions(target), ...shared })
     // An ioredis client without an error listener crashes the process on the first
     // refused connection; an outage is logged and ridden out instead.
     client.on('error', (error: Error) => log.warn({ err: error, role }, 'redis connection error'))

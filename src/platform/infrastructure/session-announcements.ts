@@ -28,7 +28,7 @@ interface Dependencies {
  * once its belief in the old version runs out (live-accounts.ts).
  */
 export function createSessionAnnouncements({ events, outbox, liveAccounts }: Dependencies) {
-  let stopListening: (() => Promise<void>) | undefined
+  let stopListening: (() => void) | undefined
 
   return {
     /** Records the end in the caller's transaction: announce it once that commits. */
@@ -53,7 +53,7 @@ export function createSessionAnnouncements({ events, outbox, liveAccounts }: Dep
     },
 
     async stop(): Promise<void> {
-      await stopListening?.()
+      stopListening?.()
     },
   }
 }

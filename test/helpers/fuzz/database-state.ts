@@ -27,9 +27,11 @@ export async function rowsOfStatement<Row>(db: Database, statement: SQL): Promis
  * One digest of everything a request may store: products, users and their posts,
  * messages, orders and their items, notifications, Idempotency-Keys, webhook deliveries,
  * uploads with their chunks and each account's usage, the refresh tokens issued, the
- * recovery codes, the account tokens (reset, verification) and the emails queued. A
- * refused request must leave it as it was. A token's revocation is left out:
- * presenting a retired token is refused and, as documented, revokes its session.
+ * recovery codes, the account tokens (reset, verification), the emails queued, and the
+ * webhook endpoints. A refused request must leave it as it was. A token's revocation is
+ * left out: presenting a retired token is refused and, as documented, revokes its
+ * session. So are webhook deliveries: the outbox hands earlier requests' events on to
+ * them in the background, while later requests are judged.
  */
 export async function storedState(db: Database): Promise<string> {
   const [row] = await rowsOfStatement<{ digest: string }>(
@@ -55,7 +57,8 @@ export async function storedState(db: Database): Promise<string> {
         from recovery_codes r),
       (select md5(coalesce(string_agg(t::text, ',' order by t.token_hash), ''))
         from account_tokens t),
-      (select count(*) from emails)
+      (select count(*) from emails),
+      (select md5(coalesce(string_agg(w::text, ',' order by w.id), '')) from webhook_endpoints w)
     ) as digest`,
   )
   return row?.digest ?? ''

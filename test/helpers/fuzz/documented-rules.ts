@@ -6,7 +6,13 @@ import type { JsonSchema } from '../schema-arbitrary.js'
  * value the schema accepts may still be refused, but only for one of these: the fuzz
  * suites read them here, so a rule the specs do not state is a rule the suites report.
  */
-export type DocumentedRule = 'storable' | 'notBlank' | 'cent' | 'letterOrDigit' | 'issuedCursor'
+export type DocumentedRule =
+  | 'storable'
+  | 'notBlank'
+  | 'cent'
+  | 'letterOrDigit'
+  | 'issuedCursor'
+  | 'webhookTarget'
 
 // Half a surrogate pair: no character at all. Without the `u` flag, classes match units.
 const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
@@ -24,7 +30,23 @@ const PHRASES: [DocumentedRule, RegExp][] = [
   ['cent', /at least 0\.01 once rounded to the cent/i],
   ['letterOrDigit', /must contain a letter or a digit/i],
   ['issuedCursor', /`pagination\.nextCursor` as it came/i],
+  ['webhookTarget', /an http or https URL without credentials/i],
 ]
+
+/**
+ * A webhook target as the fuzz servers take it (they allow private targets, so nothing is
+ * resolved): an http or https URL, by the WHATWG parser, naming a host and no credentials.
+ */
+function isWebhookTarget(text: string): boolean {
+  const url = URL.parse(text)
+  return (
+    url !== null &&
+    /^https?:$/.test(url.protocol) &&
+    url.username === '' &&
+    url.password === '' &&
+    url.hostname !== ''
+  )
+}
 
 /** A parameter that may not come with another: "not together with `cursor`". */
 const EXCLUDES = /not together with `(\w+)`/i
@@ -48,6 +70,7 @@ export function brokenRules(
       broken.push('letterOrDigit')
     // The suites hold no cursor the service gave: any they make up is one it refuses.
     if (rules.includes('issuedCursor')) broken.push('issuedCursor')
+    if (rules.includes('webhookTarget') && !isWebhookTarget(value)) broken.push('webhookTarget')
     return broken
   }
   if (typeof value === 'number' && rulesOf(description).includes('cent')) {

@@ -110,18 +110,28 @@ export function nestedValues(
   return fc.record(model, { requiredKeys: [] }) as fc.Arbitrary<NestedArguments>
 }
 
-/** One argument of a field below the root (User.posts' `limit`) of a wrong type or range. */
+/**
+ * One argument of a field below the root (User.posts' `limit`) of a wrong type or range,
+ * with the argument's name.
+ */
 export function nestedFlaws(
   field: RootField,
   nested: NestedArguments,
-): fc.Arbitrary<[NestedArguments, ArgumentMutant]> {
+): fc.Arbitrary<[NestedArguments, ArgumentMutant, string]> {
   const fields = [...nestedFieldsOf(field.field.type)]
-  return fc.constantFrom(...fields).chain(([key, each]) =>
-    fc.constantFrom(...each.args).chain((argument) =>
-      invalidArgumentValues(argument).map((mutant): [NestedArguments, ArgumentMutant] => [
-        { ...nested, [key]: { ...nested[key], [argument.name]: mutant.value } },
-        { ...mutant, flaw: `${key}.${mutant.flaw}` },
-      ]),
-    ),
-  )
+  return fc
+    .constantFrom(...fields)
+    .chain(([key, each]) =>
+      fc
+        .constantFrom(...each.args)
+        .chain((argument) =>
+          invalidArgumentValues(argument).map(
+            (mutant): [NestedArguments, ArgumentMutant, string] => [
+              { ...nested, [key]: { ...nested[key], [argument.name]: mutant.value } },
+              { ...mutant, flaw: `${key}.${mutant.flaw}` },
+              argument.name,
+            ],
+          ),
+        ),
+    )
 }

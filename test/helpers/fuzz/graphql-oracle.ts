@@ -89,6 +89,14 @@ function judgeFlawed(request: GraphqlRequest, answer: GraphqlAnswer): boolean {
   if (request.refused === false) return false
   const refused = answer.refusedAsRest || answer.errors.length > 0
   expect(refused, 'a flawed request answered without an error').toBe(true)
+  const { outOfRange } = request
+  // Written into the document, refused with it, before the cost and the token are read;
+  // in a variable, once the variables are known, after a forged token.
+  if (outOfRange && (outOfRange.literal || request.caller !== 'forged')) {
+    const codes = answer.errors.map((error) => error.extensions?.code)
+    expect(codes, `${outOfRange.argument} out of its declared range`).toEqual(['BAD_USER_INPUT'])
+    expect(Object.keys(answer.errors[0]?.extensions?.details ?? {})).toEqual([outOfRange.argument])
+  }
   return true
 }
 

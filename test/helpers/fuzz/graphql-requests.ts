@@ -33,6 +33,8 @@ export interface GraphqlRequest {
   flaw?: string
   /** False where the flaw is in what the service ignores (author, from a signed-in caller). */
   refused?: boolean
+  /** The argument given a size out of the range schema.graphql declares, and how it travels. */
+  outOfRange?: { argument: string; literal: boolean }
 }
 
 export interface GraphqlGeneration {
@@ -126,17 +128,23 @@ export function flawedGraphqlRequests(
             mutant.breaks === 'rule' &&
             ignoredWhenSignedIn(argument.description)
           ),
+          ...(mutant.breaks === 'range' && {
+            outOfRange: { argument: argument.name, literal: passing[argument.name] === 'literal' },
+          }),
         })),
       )
     }
     if (nestedFieldsOf(field.field.type).size > 0) {
       options.push(
-        nestedFlaws(field, nested).map(([flawedNested, mutant]) => ({
+        nestedFlaws(field, nested).map(([flawedNested, mutant, argument]) => ({
           ...request(documentOf(field, args, passing, undefined, flawedNested), mutant.flaw),
           nested: flawedNested,
           // Read as each parent resolves: a list of users may hold none (ids no user has),
-          // and then nothing reads it. A value of the wrong type fails validation anyway.
-          refused: mutant.breaks === 'type' || !isListType(getNullableType(field.field.type)),
+          // and then nothing reads it. A value of the wrong type or out of its declared
+          // range is refused with the document anyway.
+          refused: mutant.breaks !== 'rule' || !isListType(getNullableType(field.field.type)),
+          // Nested arguments are written into the document.
+          ...(mutant.breaks === 'range' && { outOfRange: { argument, literal: true } }),
         })),
       )
     }

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs'
-import { buildSchema, type GraphQLArgument, type GraphQLField } from 'graphql'
+import { buildSchema, type GraphQLArgument, type GraphQLField, getDirectiveValues } from 'graphql'
 import { graphqlSchemaPath } from '../../../src/paths.js'
 
 /** schema.graphql, as clients read it. */
@@ -22,6 +22,15 @@ export const rootFields: RootField[] = (
 ).flatMap(([kind, type]) =>
   type ? Object.values(type.getFields()).map((field) => ({ kind, field })) : [],
 )
+
+/** The range schema.graphql declares for an argument with `@range(min, max)`, if any. */
+export function declaredRange(argument: GraphQLArgument): { min: number; max: number } | undefined {
+  const directive = graphqlSchema.getDirective('range')
+  const node = argument.astNode
+  return directive && node
+    ? (getDirectiveValues(directive, node) as { min: number; max: number } | undefined)
+    : undefined
+}
 
 /** An argument of a root field, by the field's and the argument's names. */
 export function argumentOf(fieldName: string, argumentName: string): GraphQLArgument {

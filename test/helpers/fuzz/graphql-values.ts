@@ -11,6 +11,7 @@ import {
 } from 'graphql'
 import { textOfLength } from '../schema-arbitrary.js'
 import { brokenRules, documentedRange, rulesOf } from './documented-rules.js'
+import { declaredRange } from './graphql-schema.js'
 
 const INT32 = { min: -(2 ** 31), max: 2 ** 31 - 1 }
 /** Text of a String or ID whose description states no length. */
@@ -123,8 +124,11 @@ export function argumentsBreakingRules(
 export interface ArgumentMutant {
   value: unknown
   flaw: string
-  /** Against the argument's type (always refused), or only its documented rules. */
-  breaks: 'type' | 'rule'
+  /**
+   * Against the argument's type (always refused), the range schema.graphql declares for
+   * it (refused before anything else reads the document), or only its documented rules.
+   */
+  breaks: 'type' | 'range' | 'rule'
 }
 
 function wrongTypes(type: GraphQLInputType): unknown[] {
@@ -161,6 +165,9 @@ export function invalidArgumentValues(argument: GraphQLArgument): fc.Arbitrary<A
   const named = isNonNullType(argument.type) ? argument.type.ofType : argument.type
   const textual = isScalarType(named) && (named.name === 'String' || named.name === 'ID')
   const range = documentedRange(argument.description)
+  // A size out of the range `@range` declares is refused with the document; the
+  // description states the same range (test/argument-ranges.test.ts).
+  const sizeFlaw = declaredRange(argument) ? 'range' : 'rule'
   if (textual) {
     const bad = fc.constantFrom('\u0000', '\uD800', '\uDFFF')
     options.push(
@@ -182,14 +189,14 @@ export function invalidArgumentValues(argument: GraphQLArgument): fc.Arbitrary<A
       fc
         .constantFrom<unknown[]>([], many)
         .filter((list) => list.length < range.min || list.length > range.max)
-        .map(at('too few or too many items')),
+        .map(at('too few or too many items', sizeFlaw)),
     )
   } else if (isScalarType(named) && named.name === 'Int' && range) {
     options.push(
       fc
         .constantFrom(range.min - 1, range.max + 1, -1, 0)
         .filter((n) => n < range.min || n > range.max)
-        .map(at('out of range')),
+        .map(at('out of range', sizeFlaw)),
     )
   }
   return fc.oneof(...options)

@@ -5,12 +5,14 @@ import type { OperationId } from '../../../src/http/operations.js'
 import type { ApiResponse } from '../api.js'
 import type { Caller } from './callers.js'
 import type { StoredRows } from './database-state.js'
+import { ifMatchHolds } from './if-match.js'
 import { credentialExpectations } from './rest-credential-expectations.js'
 import { notificationExpectations, orderExpectations } from './rest-order-expectations.js'
 import type { FuzzRequest, Inputs, Placeholder } from './rest-requests.js'
 import { twoFactorExpectations } from './rest-two-factor-expectations.js'
 import { uploadExpectations } from './rest-upload-expectations.js'
 import { expectMetrics, userExpectations } from './rest-user-expectations.js'
+import { webhookExpectations } from './rest-webhook-expectations.js'
 import type { World } from './world.js'
 
 /** A request whose every value fits openapi.yaml, from a caller the operation serves. */
@@ -31,12 +33,17 @@ const productRow = async (world: World, id: unknown) =>
     ? (await world.db.select().from(products).where(eq(products.id, id)))[0]
     : undefined
 
-/** 404 for an id never used, 410 for a deleted one: the row says which it must be. */
-async function expectProductState({ response, inputs, world }: ValidExchange, success: number) {
+/**
+ * 404 for an id never used, 410 for a deleted one: the row says which it must be; then
+ * 412 for an If-Match that does not hold.
+ */
+async function expectProductState(exchange: ValidExchange, success: number) {
+  const { response, inputs, world } = exchange
   const row = await productRow(world, inputs.path.id)
   if (response.status === 404) return expect(row, 'a 404 for a product that exists').toBeUndefined()
   if (response.status === 410)
     return expect(row?.deletedAt, 'a 410 for a live product').toBeTruthy()
+  if (!ifMatchHolds(exchange)) return undefined
   expect([success, 304]).toContain(response.status)
   if (response.status === 304) expect(inputs.header['If-None-Match']).toBeDefined()
   return row
@@ -143,6 +150,14 @@ export const validExpectations = {
     }
   },
 
+  async replaceProduct(exchange) {
+    await expectProductState(exchange, 200)
+    if (exchange.response.status === 200) {
+      const body = exchange.inputs.body as Record<string, unknown>
+      expectProductFields(exchange.response.body.data, { stock: 0, ...body })
+    }
+  },
+
   async deleteProduct(exchange) {
     const row = await expectProductState(exchange, 204)
     if (exchange.response.status === 204) expect(row?.deletedAt).toBeTruthy()
@@ -212,6 +227,7 @@ export const validExpectations = {
   ...notificationExpectations,
   ...uploadExpectations,
   ...twoFactorExpectations,
+  ...webhookExpectations,
 
   receivePaymentWebhook() {
     throw new Error('without WEBHOOK_SECRET a webhook is refused before its answer is judged')

@@ -5,6 +5,7 @@ import type { JsonSchema } from '../schema-arbitrary.js'
 import { refusalOf } from './callers.js'
 import { type StoredRows, storedRows, storedState } from './database-state.js'
 import { fieldsBreakingRules } from './documented-rules.js'
+import { currentTags } from './if-match.js'
 import { validExpectations } from './rest-expectations.js'
 import type { RestOperation } from './rest-operations.js'
 import type { Flaw, FuzzRequest } from './rest-requests.js'
@@ -36,11 +37,12 @@ const UNSIGNABLE = 503
 export async function exchange(world: World, operation: RestOperation, request: FuzzRequest) {
   // Issuing the tokens a body names stores some: before the state is taken.
   const body = await bodyToSend(world, request)
+  const headers = await currentTags(world, request)
   const before = await storedState(world.db)
   // What the rules of a valid request are judged against: the rows before it.
   const rows = request.flaw ? undefined : await storedRows(world.db)
   const response = await world.server.api.request(request.method, request.url, {
-    headers: request.headers,
+    headers,
     ...(body !== undefined && { raw: body }),
   })
   // The one 5xx allowed: a webhook refused by a server without its secret, judged below.

@@ -3,6 +3,7 @@ import { expect } from 'vitest'
 import { notifications, orders, products } from '../../../src/db/schema.js'
 import type { OperationId } from '../../../src/http/operations.js'
 import type { StoredOrder, StoredRows } from './database-state.js'
+import { ifMatchHolds } from './if-match.js'
 import {
   canMove,
   newestOrdersFirst,
@@ -68,11 +69,15 @@ async function expectNotified(world: World, before: StoredRows, userId: number, 
   expect(added.map((each) => [each.userId, each.kind])).toEqual([[userId, kind]])
 }
 
-/** A change of status asked of an order: refused (404, 403, 409 off the graph), or made. */
+/**
+ * A change of status asked of an order: refused (404, 403, 412 for an If-Match that
+ * does not hold, 409 off the graph), or made.
+ */
 async function expectMove(exchange: ValidExchange, to: OrderStatus) {
   const { response, world, before } = exchange
   const order = visibleOrder(exchange)
   if (typeof order === 'number') return expect(response.status, response.text).toBe(order)
+  if (!ifMatchHolds(exchange)) return
   if (!canMove(order.status, to)) {
     return expect(response.status, `${order.status} cannot become ${to}`).toBe(409)
   }

@@ -1,11 +1,12 @@
 import { eq } from 'drizzle-orm'
 import fc from 'fast-check'
 import type { Database } from '../../../src/db/database.js'
-import { users } from '../../../src/db/schema.js'
+import { users, webhookEndpointDeliveries } from '../../../src/db/schema.js'
 import type { ApiResponse } from '../api.js'
 import type { Backend } from '../backends.js'
 import { ADMIN, login, newUser, startServer, type TestServer } from '../server.js'
 import type { Caller, Tokens } from './callers.js'
+import { ifMatchHints } from './if-match.js'
 import {
   type FuzzRequest,
   type Generation,
@@ -32,7 +33,8 @@ export interface KeyedOrder {
  * A server with a known cast: an admin, a user, products live and deleted, orders in
  * several statuses, and posts and files of both accounts. The server has no
  * WEBHOOK_SECRET, so it accepts no webhook, and no METRICS_TOKEN, so only an admin reads
- * its metrics.
+ * its metrics. It takes any http(s) webhook target without resolving it, and sends no
+ * webhook (WEBHOOK_CONCURRENCY=0): the URLs the run makes up are never called.
  */
 export interface World {
   server: TestServer
@@ -61,6 +63,8 @@ export interface World {
   keyedOrders: Map<string, KeyedOrder>
   /** A chat stored before the run, and its messages' ids: what `after` resumes. */
   chat: { chatId: string; messageIds: number[] }
+  /** A webhook endpoint made before the run, and its deliveries `[endpointId, deliveryId]`. */
+  webhookDeliveries: [number, number][]
 }
 
 /** Keys are the user's own: one user's key is no other's. */
@@ -70,8 +74,15 @@ const FIXTURE_PRODUCT = { name: 'Fuzz fixture', price: 9.99, category: 'fuzz', s
 const STOCKED_PRODUCT = { ...FIXTURE_PRODUCT, name: 'Fuzz stock', price: 0.1, stock: 1000 }
 
 export async function createWorld(backend: Backend): Promise<World> {
-  const server = await startServer(backend)
+  const server = await startServer(backend, {
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    WEBHOOK_CONCURRENCY: '0',
+  })
   const admin = await login(server.api, ADMIN)
+  const webhookEndpoint = await server.api.post('/webhook-endpoints', {
+    json: { url: 'http://127.0.0.1:9/fuzz', events: ['product.created', 'order.created'] },
+    token: admin.accessToken,
+  })
   const user = await newUser(server.api)
   const productIds: number[] = []
   for (let made = 0; made < 3; made += 1) {
@@ -104,6 +115,7 @@ export async function createWorld(backend: Backend): Promise<World> {
   ]
   const spareIds = await storeSpares(server.testDatabase.database.db, SPARES)
   const messageIds = await storeChat(server.testDatabase.database.db, WORLD_CHAT, 3)
+  const webhookDeliveries = await deliveriesOf(server, webhookEndpoint.body.data.id)
   return {
     server,
     db: server.testDatabase.database.db,
@@ -120,7 +132,22 @@ export async function createWorld(backend: Backend): Promise<World> {
     spareIds,
     keyedOrders: new Map(),
     chat: { chatId: WORLD_CHAT, messageIds },
+    webhookDeliveries,
   }
+}
+
+/** The deliveries of the fixtures' events to an endpoint, once the outbox has handed them on. */
+async function deliveriesOf(server: TestServer, endpointId: number): Promise<[number, number][]> {
+  const { db } = server.testDatabase.database
+  for (let tries = 0; tries < 200; tries += 1) {
+    const rows = await db
+      .select({ id: webhookEndpointDeliveries.id })
+      .from(webhookEndpointDeliveries)
+      .where(eq(webhookEndpointDeliveries.endpointId, endpointId))
+    if (rows.length >= 2) return rows.map(({ id }) => [endpointId, id])
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  throw new Error('the fixtures made no webhook deliveries')
 }
 
 const SPARES = 12
@@ -156,9 +183,14 @@ export function generationOf(world: World): Generation {
             ...world.orderIds,
             ...world.uploadIds,
             ...world.spareIds,
+            ...world.webhookDeliveries.map(([endpointId]) => endpointId),
             user.id,
             admin.id,
           ),
+          fc.integer({ min: 1, max: 60 }),
+        ),
+        deliveryId: fc.oneof(
+          fc.constantFrom(...world.webhookDeliveries.map(([, deliveryId]) => deliveryId)),
           fc.integer({ min: 1, max: 60 }),
         ),
         postId: fc.oneof(
@@ -167,6 +199,7 @@ export function generationOf(world: World): Generation {
         ),
         // A few keys, so that retries with one (the same body or another) come up.
         'Idempotency-Key': fc.constantFrom('fuzz-key-1', 'fuzz-key-2'),
+        'If-Match': ifMatchHints,
       },
       bodies: {
         login: credentials,
@@ -181,6 +214,9 @@ export function generationOf(world: World): Generation {
         '/users/{id}/posts/{postId}': fc
           .constantFrom(...world.posts)
           .map(([id, postId]) => ({ id, postId })),
+        '/webhook-endpoints/{id}/deliveries/{deliveryId}/retry': fc
+          .constantFrom(...world.webhookDeliveries)
+          .map(([id, deliveryId]) => ({ id, deliveryId })),
       },
       sendable: (request) => keepsTheCallers(world, request),
     },
