@@ -205,13 +205,13 @@ export type QueryUsersArgs = {
 /** Live events, over WebSocket. */
 export type Subscription = {
   __typename?: 'Subscription';
-  /** Each new message as it is sent; only the given chat's when `chatId` is given. */
+  /** Each new message as it is sent; only the given chat's when `chatId` is given. Within a chat, ids increase in the order messages are stored, and they arrive in that order, each once (across chats, ids are in no such order). After a lost connection, subscribe again with `after`, on any instance, to miss nothing. */
   messageAdded: Message;
   /** The figures of every instance, each every METRICS_INTERVAL_MS. Admins only: others fail FORBIDDEN. */
   metricsUpdated: Metrics;
-  /** Each new notification of the caller, as it is made. Needs a token. */
+  /** Each new notification of the caller, as it is made: ids increase in the order they are made, and they arrive in that order, each once. After a lost connection, subscribe again with `after`, on any instance, to miss nothing. Needs a token. */
   notificationAdded: Notification;
-  /** Every status change of one order, whichever way it came (an admin, a cancel, a payment). Only its owner or an admin may follow it: another user's fails FORBIDDEN, an unknown id NOT_FOUND. */
+  /** First the order as it is when the subscription starts, then every status change of it, whichever way it came (an admin, a cancel, a payment), in the order they happened and each once (one that reaches the subscriber after a later one is left out: the later holds it). Only its owner or an admin may follow it: another user's fails FORBIDDEN, an unknown id NOT_FOUND. */
   orderUpdated: Order;
   /** Each user coming online (their first WebSocket opens, on any instance) or going offline (their last one closes, or its instance dies). Needs a token. */
   userStatusChanged: UserStatus;
@@ -220,7 +220,14 @@ export type Subscription = {
 
 /** Live events, over WebSocket. */
 export type SubscriptionMessageAddedArgs = {
+  after?: InputMaybe<Scalars['ID']['input']>;
   chatId?: InputMaybe<Scalars['ID']['input']>;
+};
+
+
+/** Live events, over WebSocket. */
+export type SubscriptionNotificationAddedArgs = {
+  after?: InputMaybe<Scalars['ID']['input']>;
 };
 
 
@@ -457,7 +464,7 @@ export type QueryResolvers<ContextType = GraphQLContext, ParentType extends Reso
 export type SubscriptionResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Subscription'] = ResolversParentTypes['Subscription']> = {
   messageAdded: SubscriptionResolver<ResolversTypes['Message'], "messageAdded", ParentType, ContextType, Partial<SubscriptionMessageAddedArgs>>;
   metricsUpdated: SubscriptionResolver<ResolversTypes['Metrics'], "metricsUpdated", ParentType, ContextType>;
-  notificationAdded: SubscriptionResolver<ResolversTypes['Notification'], "notificationAdded", ParentType, ContextType>;
+  notificationAdded: SubscriptionResolver<ResolversTypes['Notification'], "notificationAdded", ParentType, ContextType, Partial<SubscriptionNotificationAddedArgs>>;
   orderUpdated: SubscriptionResolver<ResolversTypes['Order'], "orderUpdated", ParentType, ContextType, RequireFields<SubscriptionOrderUpdatedArgs, 'orderId'>>;
   userStatusChanged: SubscriptionResolver<ResolversTypes['UserStatus'], "userStatusChanged", ParentType, ContextType>;
 };

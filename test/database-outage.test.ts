@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { backends } from './helpers/backends.js'
 import { graphql } from './helpers/graphql.js'
+import { rawSubscription, TRANSPORT_WS } from './helpers/raw-subscription.js'
 import { type RelayedDatabase, relayedDatabase } from './helpers/relayed-database.js'
 import { ADMIN, login, startServer, type TestServer } from './helpers/server.js'
 import type { TcpRelay } from './helpers/tcp-relay.js'
@@ -79,6 +80,13 @@ describe.runIf(postgres)('a database outage', () => {
       expect(ready.result.status).toBe(503)
       const query = await timed(() => graphql(server.baseUrl, '{ messages { id } }'))
       expect(query.result.body.errors?.[0]?.extensions?.code).toBe('UNAVAILABLE')
+      // A chat's subscription starts from the chat's newest message, which it reads.
+      const subscription = await rawSubscription(server.baseUrl, TRANSPORT_WS, {
+        query: 'subscription { messageAdded(chatId: "outage") { id } }',
+      })
+      const refusal = await subscription.settled()
+      subscription.kill()
+      expect(refusal.map((error) => error.extensions?.code)).toEqual(['UNAVAILABLE'])
       expect((await server.api.get('/health')).status).toBe(200)
 
       const restoredAt = performance.now()

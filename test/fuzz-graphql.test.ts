@@ -71,8 +71,25 @@ const generationOf = (world: World): GraphqlGeneration => ({
       'order.id': rowIds(world),
       'orderUpdated.orderId': rowIds(world),
       'markNotificationRead.id': rowIds(world),
+      // The world's chat and its messages, so that `after` is sometimes one of its own.
+      'messageAdded.chatId': fc.oneof(
+        fc.constant(world.chat.chatId),
+        fc.constant('general'),
+        fc.string({ maxLength: 20 }),
+      ),
+      'messageAdded.after': fc.oneof(
+        fc.constantFrom(...world.chat.messageIds.map(String)),
+        messageIds,
+        notMessageIds,
+      ),
+      'notificationAdded.after': rowIds(world),
     },
-    invalid: { 'messages.before': notMessageIds, 'notifications.before': notMessageIds },
+    invalid: {
+      'messages.before': notMessageIds,
+      'notifications.before': notMessageIds,
+      'messageAdded.after': notMessageIds,
+      'notificationAdded.after': notMessageIds,
+    },
   },
 })
 

@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest'
 import { batchedInserts } from '../src/db/insert-batches.js'
 
 /** A statement that records each batch it was given and answers a row per input. */
-function recordingInsert(fails?: (inputs: readonly string[]) => Error | undefined) {
+function recordingInsert(
+  fails?: (inputs: readonly string[]) => Error | undefined,
+  options?: Parameters<typeof batchedInserts>[1],
+) {
   const batches: string[][] = []
   const insertAll = async (inputs: readonly string[]) => {
     batches.push([...inputs])
@@ -11,7 +14,7 @@ function recordingInsert(fails?: (inputs: readonly string[]) => Error | undefine
     if (failure) throw failure
     return inputs.map((input) => ({ stored: input }))
   }
-  return { batches, insert: batchedInserts(insertAll) }
+  return { batches, insert: batchedInserts(insertAll, options) }
 }
 
 /** What Postgres answers a row that breaks a check constraint (SQLSTATE 23514). */
@@ -65,6 +68,51 @@ describe('batched inserts', () => {
       { status: 'rejected', reason: away },
     ])
     expect(batches).toEqual([['a', 'b']])
+  })
+
+  it('one at a time: writes the next batch once the one before is written, with all that came meanwhile', async () => {
+    const batches: string[][] = []
+    let release: () => void = () => {}
+    const released = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    const insert = batchedInserts(
+      async (inputs: readonly string[]) => {
+        batches.push([...inputs])
+        if (inputs.includes('a')) await released
+        return [...inputs]
+      },
+      { oneAtATime: true },
+    )
+    const first = insert('a')
+    await new Promise(setImmediate)
+    // Asked for over two turns while `a` is being written: they wait, and go out together.
+    const meanwhile = [insert('b'), insert('c')]
+    await new Promise(setImmediate)
+    meanwhile.push(insert('d'))
+    await new Promise(setImmediate)
+    expect(batches).toEqual([['a']])
+    release()
+    expect(await Promise.all([first, ...meanwhile])).toEqual(['a', 'b', 'c', 'd'])
+    expect(batches).toEqual([['a'], ['b', 'c', 'd']])
+  })
+
+  it('one at a time: writes a hundred rows a statement, one statement after the other', async () => {
+    let writing = 0
+    let most = 0
+    const insert = batchedInserts(
+      async (inputs: readonly number[]) => {
+        writing += 1
+        most = Math.max(most, writing)
+        await new Promise(setImmediate)
+        writing -= 1
+        return [...inputs]
+      },
+      { oneAtATime: true },
+    )
+    const rows = await Promise.all(Array.from({ length: 250 }, (_, index) => insert(index)))
+    expect(rows).toEqual(Array.from({ length: 250 }, (_, index) => index))
+    expect(most).toBe(1)
   })
 
   it('fails every insert when the statement answers another number of rows than it was given', async () => {

@@ -105,7 +105,7 @@ describe('clients generated from the specs', () => {
         receipt: { id: expect.stringMatching(/^evt_/), duplicate: false, applied: true },
         readBack: 'PAID',
         cancelled: 'CANCELLED',
-        statusesSeenLive: ['PAID', 'CANCELLED'],
+        statusesSeenLive: ['PENDING', 'PAID', 'CANCELLED'],
         finalStatus: 'CANCELLED',
         stock: { before: 5, ordered: 3, after: 5 },
       })

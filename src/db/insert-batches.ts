@@ -41,13 +41,21 @@ interface Waiting<Input, Row> {
  * value out of range) is written again one row at a time, so each insert gets its own
  * answer and one bad row fails no other; any other failure (the database away, out of
  * time) is every insert's.
+ *
+ * `oneAtATime`: the next batch waits for the one being written, and takes what came
+ * meanwhile (up to MAX_BATCH), for inserts that hold a lock of their scope to their commit
+ * (ordered-scopes.ts). Batches written at once would queue on each other's locks, each
+ * holding a connection and committing alone; one at a time, they grow with the load instead.
  */
 export function batchedInserts<Input, Row>(
   insertAll: InsertAll<Input, Row>,
+  { oneAtATime = false }: { oneAtATime?: boolean } = {},
 ): (input: Input) => Promise<Row> {
   let waiting: Waiting<Input, Row>[] = []
+  let writing = false
 
   function flush() {
+    if (oneAtATime) return writeNext()
     const batch = waiting
     waiting = []
     for (let start = 0; start < batch.length; start += MAX_BATCH) {
@@ -55,7 +63,16 @@ export function batchedInserts<Input, Row>(
     }
   }
 
-  async function write(batch: readonly Waiting<Input, Row>[]) {
+  function writeNext() {
+    if (writing || waiting.length === 0) return
+    writing = true
+    void write(waiting.splice(0, MAX_BATCH)).finally(() => {
+      writing = false
+      writeNext()
+    })
+  }
+
+  async function write(batch: readonly Waiting<Input, Row>[]): Promise<void> {
     try {
       const rows = await insertAll(batch.map(({ input }) => input))
       if (rows.length !== batch.length) {
@@ -64,7 +81,7 @@ export function batchedInserts<Input, Row>(
       for (const [index, { resolve }] of batch.entries()) resolve(rows[index] as Row)
     } catch (error) {
       if (batch.length > 1 && isDataError(error)) {
-        for (const each of batch) void write([each])
+        for (const each of batch) await write([each])
       } else {
         for (const { reject } of batch) reject(error)
       }
@@ -73,7 +90,7 @@ export function batchedInserts<Input, Row>(
 
   return (input) =>
     new Promise<Row>((resolve, reject) => {
-      if (waiting.length === 0) setImmediate(flush)
+      if (waiting.length === 0 && !writing) setImmediate(flush)
       waiting.push({ input, resolve, reject })
     })
 }

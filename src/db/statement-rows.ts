@@ -8,11 +8,15 @@ export function rowsOf<Row>(result: unknown): Row[] {
 }
 
 /** The driver under drizzle: postgres.js, or PGlite. */
-type Driver =
-  | {
-      unsafe(text: string, params: unknown[], options: { prepare: boolean }): PromiseLike<unknown[]>
-    }
-  | { query(text: string, params: unknown[]): Promise<{ rows: unknown[] }> }
+type Driver = PostgresDriver | PgliteDriver
+interface PostgresDriver {
+  unsafe(text: string, params: unknown[], options: { prepare: boolean }): PromiseLike<unknown[]>
+  begin(statements: (transaction: Pick<PostgresDriver, 'unsafe'>) => unknown): Promise<unknown>
+}
+interface PgliteDriver {
+  query(text: string, params: unknown[]): Promise<{ rows: unknown[] }>
+  transaction<T>(work: (transaction: Pick<PgliteDriver, 'query'>) => Promise<T>): Promise<T>
+}
 
 /** A built statement, run with the values of its placeholders, answering the driver's rows. */
 export type RowsOf<Row> = (values: Record<string, unknown>) => Promise<Row[]>
@@ -48,6 +52,38 @@ type DriverCarrier = { $client: Driver; [preparedStatementsDriver]?: Driver }
 /** The database, with prepareRows' statements run on `pool`. */
 export function withPreparedStatementsOn(db: Database, pool: Sql): Database {
   return Object.assign(db, { [preparedStatementsDriver]: pool as unknown as Driver })
+}
+
+/**
+ * Statements built once and run in order in one transaction, answering the last one's
+ * rows: for a statement that must see what committed while an earlier one of the
+ * transaction waited (for a lock), which one statement cannot, its snapshot being taken
+ * as it starts. On Postgres they are prepared, as prepareRows' are, and sent together
+ * between BEGIN and COMMIT, so they cost two round trips more than one statement, not
+ * one per statement more.
+ */
+export function preparedTransaction<Row>(db: Database, queries: readonly Buildable[]): RowsOf<Row> {
+  const statements = queries.map((query) => query.toSQL())
+  const carrier = db as unknown as DriverCarrier
+  const driver = carrier[preparedStatementsDriver] || carrier.$client
+  if ('query' in driver) {
+    return (values) =>
+      driver.transaction(async (transaction) => {
+        let rows: unknown[] = []
+        for (const { sql: text, params } of statements) {
+          rows = (await transaction.query(text, fillPlaceholders(params, values))).rows
+        }
+        return rows as Row[]
+      })
+  }
+  return async (values) => {
+    const answers = (await driver.begin((transaction) =>
+      statements.map(({ sql: text, params }) =>
+        transaction.unsafe(text, fillPlaceholders(params, values), { prepare: true }),
+      ),
+    )) as Row[][]
+    return answers.at(-1) ?? []
+  }
 }
 
 function statementRows<Row>(db: Database, query: Buildable, prepare: boolean): RowsOf<Row> {

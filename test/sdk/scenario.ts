@@ -268,6 +268,8 @@ export async function orderScenario(
   try {
     const live = follow(client, OrderUpdated, { orderId: String(orderId) })
     await waitForSubscription()
+    // The order as it is comes first; the changes after it.
+    await live.until((updates) => updates.length > 0)
 
     const event = { id: `evt_${randomUUID()}`, type: 'payment.succeeded', data: { orderId } }
     const raw = JSON.stringify(event)

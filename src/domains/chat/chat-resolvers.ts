@@ -1,4 +1,4 @@
-import { followTopic } from '../../graphql/subscriptions.js'
+import { followInOrder } from '../../graphql/resumable.js'
 import type { EventBus } from '../../platform/infrastructure/events.js'
 import type { DomainResolvers } from '../domain-module.js'
 import { chatTopics, type MessageAddedEvent } from './chat-topics.js'
@@ -20,12 +20,14 @@ export function createChatResolvers(
     },
     Subscription: {
       messageAdded: {
-        subscribe: (_root, { chatId }, context) => {
-          messages.assertFollowable(chatId)
-          return followTopic(
+        subscribe: async (_root, args, context) => {
+          const start = await messages.startOf(args)
+          return followInOrder(
             events,
-            chatId == null ? chatTopics.everyMessageAdded : chatTopics.messageAdded(chatId),
+            start ? chatTopics.messageAdded(start.scope) : chatTopics.everyMessageAdded,
             context,
+            messages.ordered,
+            { start, tooLong: messages.replayTooLong },
           )
         },
         resolve: (event: MessageAddedEvent) => event.messageAdded,

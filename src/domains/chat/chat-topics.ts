@@ -14,4 +14,9 @@ export const chatTopics = {
 /** A message as the outbox stores it and the bus carries it. */
 export interface MessageAddedEvent {
   messageAdded: Message
+  /**
+   * The id of the chat's message before this one (0 before its first), by which a
+   * subscriber knows whether it missed one; absent from events recorded before there was one.
+   */
+  previousId?: number
 }

@@ -1,9 +1,10 @@
-import { and, desc, gte, lt, lte, type Placeholder, sql } from 'drizzle-orm'
+import { and, desc, eq, gte, lt, lte, type Placeholder, sql } from 'drizzle-orm'
 import type { Database } from '../../db/database.js'
 import { batchedInserts, givenRows, givenValues } from '../../db/insert-batches.js'
 import { isoInstant, type WithIsoInstants } from '../../db/iso-instant.js'
+import { type IdRange, idsIn, newestIdOf, SCOPE_LOCKS, scopeLock } from '../../db/ordered-scopes.js'
 import { messages, outbox } from '../../db/schema.js'
-import { prepareRows } from '../../db/statement-rows.js'
+import { preparedTransaction, prepareRows } from '../../db/statement-rows.js'
 import type { Topic } from '../../platform/infrastructure/events.js'
 import type { PendingEvent } from '../../platform/infrastructure/outbox.js'
 import type { MessageAddedEvent } from './chat-topics.js'
@@ -22,16 +23,17 @@ export interface MessageQuery {
 
 export function createMessagesRepository(db: Database) {
   const insertWithEvents = prepareInsertWithEvents(db)
-  const insertBatched = batchedInserts((given: readonly GivenMessage[]) =>
-    insertWithEvents(givenValues(given)),
+  const insertBatched = batchedInserts(
+    (given: readonly GivenMessage[]) => insertWithEvents(givenValues(given)),
+    { oneAtATime: true },
   )
   const newestStatements = prepareNewest(db)
   return {
     /**
-     * Stores a message and its messageAdded event for the outbox in one statement (so
-     * both or neither, and one round trip instead of a transaction's four), with the other
-     * messages sent in the same turn (see batchedInserts); the event is the message as
-     * subscribers receive it, and as the sender is answered.
+     * Stores a message and its messageAdded event for the outbox in one transaction (so
+     * both or neither) of two statements sent together, with the other messages sent in
+     * the same turn, or while the batch before was written (see batchedInserts); the
+     * event is the message as subscribers receive it, and as the sender is answered.
      */
     async insertWithEvent(
       { chatId, text, author, traceparent }: NewMessage & { traceparent?: string | undefined },
@@ -48,8 +50,46 @@ export function createMessagesRepository(db: Database) {
 
     /** The statement behind newest, unprepared, for EXPLAIN. */
     newestQuery: (query: MessageQuery) => newestQuery(db, query),
+
+    /** The chat's messages with an id in the range, oldest first. */
+    between(chatId: string, range: IdRange): Promise<Message[]> {
+      return db
+        .select(messageColumns)
+        .from(messages)
+        .where(and(eq(messages.chatId, chatId), idsIn(messages.id, range)))
+        .orderBy(messages.chatId, messages.id)
+        .limit(range.limit)
+    },
+
+    /** The id of the chat's newest message, 0 when it has none. */
+    async newestId(chatId: string): Promise<number> {
+      const [row] = await db
+        .select({ id: newestIdOf(messages.id) })
+        .from(messages)
+        .where(eq(messages.chatId, chatId))
+      return row?.id ?? 0
+    },
+
+    /** The chat message `id` is in, if there is such a message. */
+    async chatOf(id: number): Promise<string | undefined> {
+      const [row] = await db
+        .select({ chatId: messages.chatId })
+        .from(messages)
+        .where(eq(messages.id, id))
+      return row?.chatId
+    },
   }
 }
+
+/** Every column of Message, its time as ISO 8601 text. */
+const messageColumns = {
+  id: messages.id,
+  chatId: sql<string>`${messages.chatId}`.as('chatId'),
+  text: messages.text,
+  author: messages.author,
+  createdAt: isoInstant(messages.createdAt).as('createdAt'),
+  // Every column of Message: one added to the table must be written here too.
+} satisfies Record<keyof Message, unknown>
 
 type Shape = 'all' | 'allBefore' | 'chat' | 'chatBefore'
 
@@ -98,14 +138,7 @@ function newestQuery(
   const chat = chatId === undefined ? undefined : (placeholders?.chatId ?? chatId)
   const before = beforeId === undefined ? undefined : (placeholders?.beforeId ?? beforeId)
   return db
-    .select({
-      id: messages.id,
-      chatId: sql<string>`${messages.chatId}`.as('chatId'),
-      text: messages.text,
-      author: messages.author,
-      createdAt: isoInstant(messages.createdAt).as('createdAt'),
-      // Every column of Message: one added to the table must be written here too.
-    } satisfies Record<keyof Message, unknown>)
+    .select(messageColumns)
     .from(messages)
     .where(filterOf(chat, before))
     .orderBy(...(chat === undefined ? [] : [desc(messages.chatId)]), desc(messages.id))
@@ -131,12 +164,25 @@ interface GivenMessage extends NewMessage {
 
 /**
  * The messages given (see givenRows), each stored with its messageAdded event for the
- * outbox. The messages are inserted in the order given, so their ids ascend in it; the
- * events follow their messages' order, and are answered in it. Data-modifying CTEs, as
- * drizzle prepares only a select: Postgres runs `message` though the select reads only
- * `event`.
+ * outbox, in one transaction of two statements sent together (see preparedTransaction).
+ *
+ * The first takes the lock of each chat of the batch, in the order of their keys (so
+ * that two batches never wait on each other), and holds it to the commit: a chat's next
+ * message draws its id only once the one before has committed, and ids ascend in
+ * commit order within a chat (docs/decisions/commit-ordered-ids.md). The second,
+ * started once the locks are held, sees every message of those chats before it, and so
+ * gives each event its chat's previous message (`previousId`), by which a subscriber
+ * knows it missed none.
+ *
+ * The messages are inserted in the order given, so their ids ascend in it; the events
+ * follow their messages' order, and are answered in it. Data-modifying CTEs, as drizzle
+ * prepares only a select: Postgres runs `message` though the select reads only `event`.
  */
 function prepareInsertWithEvents(db: Database) {
+  const lockChats = db.select({ locked: scopeLock(SCOPE_LOCKS.chat, sql`key`) }).from(
+    sql`(select distinct hashtext("chatId") as key from ${givenRows(sql`"chatId" text`)}
+        order by key) as chats`,
+  )
   const given = db
     .$with('given', {
       position: sql<number>`position`.as('position'),
@@ -149,6 +195,8 @@ function prepareInsertWithEvents(db: Database) {
     .as(sql`insert into ${messages} (chat_id, text, author)
       select chat_id, text, author from given order by position
       returning id, chat_id, text, author, created_at`)
+  // The statement's snapshot holds none of the messages it inserts: the chat's newest
+  // before them is the one before the batch's first.
   const event = db
     .$with('event', {
       id: sql<string | number>`id`.as('id'),
@@ -157,17 +205,22 @@ function prepareInsertWithEvents(db: Database) {
     .as(sql`insert into ${outbox} (topic, payload, traceparent)
       select given.topic, jsonb_build_object('messageAdded', jsonb_build_object(
         'id', added.id, 'chatId', added.chat_id, 'text', added.text, 'author', added.author,
-        'createdAt', ${isoInstant(sql`added.created_at`)})), given.traceparent
-      from (select *, row_number() over (order by id) as position from message) as added
+        'createdAt', ${isoInstant(sql`added.created_at`)}), 'previousId', added.previous_id),
+        given.traceparent
+      from (select *, row_number() over (order by id) as position,
+          coalesce(lag(id) over (partition by chat_id order by id),
+            (select max(stored.id) from ${messages} as stored where stored.chat_id = message.chat_id),
+            0) as previous_id
+        from message) as added
       join given using (position)
       order by added.id
       returning id, payload`)
   // Not outbox.$inferSelect: the driver reads int8 as text (postgres.js) or a number
   // (PGlite), and the payload is this event, where the column holds any JSON.
-  return prepareRows<{ id: string | number; payload: MessageAddedEvent }>(
-    db,
+  return preparedTransaction<{ id: string | number; payload: MessageAddedEvent }>(db, [
+    lockChats,
     db.with(given, message, event).select().from(event).orderBy(event.id),
-  )
+  ])
 }
 
 export type MessagesRepository = ReturnType<typeof createMessagesRepository>

@@ -1,8 +1,9 @@
-import { assertValidFields, unauthenticated } from '../../platform/errors.js'
+import { MAX_REPLAYED, type OrderedScope, type Start } from '../../graphql/resumable.js'
+import { assertValidFields, unauthenticated, validationFailed } from '../../platform/errors.js'
 import type { Principal } from '../../platform/infrastructure/access-tokens.js'
 import type { Outbox } from '../../platform/infrastructure/outbox.js'
 import { isStorableText, readableTextProblem, rowIdOf } from '../../platform/input-rules.js'
-import { chatTopics } from './chat-topics.js'
+import { chatTopics, type MessageAddedEvent } from './chat-topics.js'
 import type { Message, MessagesRepository } from './messages-repository.js'
 
 export const LIMITS = {
@@ -15,6 +16,11 @@ export interface SendMessage {
   text: string
   author: string
   chatId: string
+}
+
+export interface FollowMessages {
+  chatId?: string | null | undefined
+  after?: string | null | undefined
 }
 
 export interface ListMessages {
@@ -64,10 +70,43 @@ export function createMessagesService({ messages, outbox, accounts }: Dependenci
       return pending.payload.messageAdded
     },
 
-    /** Refuses to follow a chat no message can be in; any other chat, or every one, may be. */
-    assertFollowable(chatId: string | null | undefined): void {
+    /**
+     * Where a messageAdded subscription starts: in its chat, after `after` when given;
+     * nowhere in particular when it follows every chat. Refuses a chat no message can be
+     * in, and an `after` that is not a message of the chat.
+     */
+    async startOf({ chatId, after }: FollowMessages): Promise<Start<string> | undefined> {
       assertValidFields({ chatId: chatIdProblem(chatId) })
+      if (after == null) return chatId == null ? undefined : { scope: chatId }
+      if (chatId == null) {
+        // Ids ascend in the order messages are stored only within a chat.
+        throw validationFailed({ after: ['needs chatId: it resumes one chat'] })
+      }
+      const afterId = rowIdOf(after)
+      const inChat = afterId !== undefined && (await messages.chatOf(afterId)) === chatId
+      assertValidFields({ after: inChat ? undefined : 'must be the id of a message of this chat' })
+      return { scope: chatId, after: afterId }
     },
+
+    /** Each chat's messages in the order of their ids, as stored and as the bus carries them. */
+    ordered: {
+      placementOf: ({ messageAdded, previousId }) => ({
+        scope: messageAdded.chatId,
+        id: messageAdded.id,
+        previousId,
+      }),
+      between: async (chatId, range) =>
+        (await messages.between(chatId, range)).map((message) => ({ messageAdded: message })),
+      newestId: (chatId) => messages.newestId(chatId),
+    } satisfies OrderedScope<string, MessageAddedEvent>,
+
+    /** A replay longer than MAX_REPLAYED is refused, pointing to the list. */
+    replayTooLong: () =>
+      validationFailed({
+        after: [
+          `is followed by more than ${MAX_REPLAYED} messages: read them with messages(chatId, before), then subscribe after the newest`,
+        ],
+      }),
 
     /**
      * The newest `limit` messages, oldest first; `before` pages back. `limit` is in its

@@ -1,5 +1,6 @@
-import { and, count, desc, eq, lt, type SQL } from 'drizzle-orm'
+import { and, count, desc, eq, getTableColumns, lt, type SQL, sql } from 'drizzle-orm'
 import type { Database, Executor } from '../../db/database.js'
+import { type IdRange, idsIn, newestIdOf, SCOPE_LOCKS, scopeLock } from '../../db/ordered-scopes.js'
 import { type NotificationRow, notifications } from '../../db/schema.js'
 import { offsetOf, type PageRequest } from '../../platform/pagination.js'
 
@@ -22,10 +23,59 @@ export function createNotificationsRepository(db: Database) {
     )
 
   return {
-    async insert(executor: Executor, notification: NewNotification): Promise<NotificationRow> {
-      const [row] = await executor.insert(notifications).values(notification).returning()
+    /**
+     * Stores a notification once the user's earlier ones have committed (the user's lock,
+     * held by the caller's transaction until it ends), so that their ids ascend in commit
+     * order; answers it with the id of the user's one before it (0 before the first).
+     * Taken last in any transaction (after its orders' and products' rows), the lock
+     * waits on no one who waits on it.
+     */
+    async insert(
+      executor: Executor,
+      notification: NewNotification,
+    ): Promise<NotificationRow & { previousId: number }> {
+      await executor.execute(
+        sql`select ${scopeLock(SCOPE_LOCKS.notificationsOfUser, notification.userId)}`,
+      )
+      // A statement of its own after the lock's: its snapshot has every one committed before.
+      const [row] = await executor
+        .insert(notifications)
+        .values(notification)
+        .returning({
+          ...getTableColumns(notifications),
+          previousId: sql<number>`(select coalesce(max(earlier.id), 0) from ${notifications}
+            as earlier where earlier.user_id = ${notification.userId})`.mapWith(Number),
+        })
       if (!row) throw new Error('INSERT … RETURNING gave no row')
       return row
+    },
+
+    /** The user's notifications with an id in (afterId, beforeId), oldest first. */
+    between(userId: number, range: IdRange) {
+      return db
+        .select()
+        .from(notifications)
+        .where(and(eq(notifications.userId, userId), idsIn(notifications.id, range)))
+        .orderBy(notifications.userId, notifications.id)
+        .limit(range.limit)
+    },
+
+    /** The id of the user's newest notification, 0 when there is none. */
+    async newestId(userId: number): Promise<number> {
+      const [row] = await db
+        .select({ id: newestIdOf(notifications.id) })
+        .from(notifications)
+        .where(eq(notifications.userId, userId))
+      return row?.id ?? 0
+    },
+
+    /** Whose notification `id` is, if any. */
+    async ownerOf(id: number): Promise<number | undefined> {
+      const [row] = await db
+        .select({ userId: notifications.userId })
+        .from(notifications)
+        .where(eq(notifications.id, id))
+      return row?.userId
     },
 
     /** A numbered page, newest first, and how many match in all. */

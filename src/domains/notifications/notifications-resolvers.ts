@@ -1,5 +1,5 @@
 import { callerOf } from '../../graphql/context.js'
-import { followTopic } from '../../graphql/subscriptions.js'
+import { followInOrder } from '../../graphql/resumable.js'
 import type { EventBus } from '../../platform/infrastructure/events.js'
 import { rowIdOf } from '../../platform/input-rules.js'
 import type { DomainResolvers } from '../domain-module.js'
@@ -23,8 +23,19 @@ export function createNotificationResolvers(
     },
     Subscription: {
       notificationAdded: {
-        subscribe: (_root, _args, context) =>
-          followTopic(events, notificationTopics.added(callerOf(context).userId), context),
+        subscribe: async (_root, { after }, context) => {
+          const caller = callerOf(context)
+          return followInOrder(
+            events,
+            notificationTopics.added(caller.userId),
+            context,
+            notifications.orderedFor(caller.userId),
+            {
+              start: await notifications.startOf(caller, after),
+              tooLong: notifications.replayTooLong,
+            },
+          )
+        },
         resolve: (event: NotificationAddedEvent) => event.notificationAdded,
       },
     },

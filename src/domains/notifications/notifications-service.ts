@@ -1,6 +1,7 @@
 import type { Executor } from '../../db/database.js'
 import type { NotificationRow } from '../../db/schema.js'
-import { assertValidFields, notFound } from '../../platform/errors.js'
+import { MAX_REPLAYED, type OrderedScope, type Start } from '../../graphql/resumable.js'
+import { assertValidFields, notFound, validationFailed } from '../../platform/errors.js'
 import type { Principal } from '../../platform/infrastructure/access-tokens.js'
 import type { Outbox, PendingEvent } from '../../platform/infrastructure/outbox.js'
 import { rowIdOf } from '../../platform/input-rules.js'
@@ -34,9 +35,10 @@ export function createNotificationsService({ notifications, outbox }: Dependenci
       executor: Executor,
       notification: NewNotification,
     ): Promise<PendingEvent<NotificationAddedEvent>> {
-      const row = await notifications.insert(executor, notification)
+      const { previousId, ...row } = await notifications.insert(executor, notification)
       return outbox.enqueue(executor, notificationTopics.added(row.userId), {
         notificationAdded: toNotification(row),
+        previousId,
       })
     },
 
@@ -64,6 +66,43 @@ export function createNotificationsService({ notifications, outbox }: Dependenci
       )
       return rows.map(toNotification)
     },
+
+    /**
+     * Where the caller's notificationAdded starts: after `after`, one of the caller's
+     * notifications, when given. Another user's is refused as an unknown one is.
+     */
+    async startOf(caller: Principal, after: string | null | undefined): Promise<Start<number>> {
+      if (after == null) return { scope: caller.userId }
+      const afterId = rowIdOf(after)
+      const own = afterId !== undefined && (await notifications.ownerOf(afterId)) === caller.userId
+      assertValidFields({ after: own ? undefined : 'must be the id of one of your notifications' })
+      return { scope: caller.userId, after: afterId }
+    },
+
+    /**
+     * A user's notifications in the order of their ids, as stored and as the bus carries
+     * them (which names no user: each user's go on a topic of their own).
+     */
+    orderedFor: (userId: number): OrderedScope<number, NotificationAddedEvent> => ({
+      placementOf: ({ notificationAdded, previousId }) => ({
+        scope: userId,
+        id: notificationAdded.id,
+        previousId,
+      }),
+      between: async (_, range) =>
+        (await notifications.between(userId, range)).map((row) => ({
+          notificationAdded: toNotification(row),
+        })),
+      newestId: () => notifications.newestId(userId),
+    }),
+
+    /** A replay longer than MAX_REPLAYED is refused, pointing to the list. */
+    replayTooLong: () =>
+      validationFailed({
+        after: [
+          `is followed by more than ${MAX_REPLAYED} notifications: read them with notifications(before), then subscribe after the newest`,
+        ],
+      }),
 
     /** Another user's notification is NOT_FOUND, as a missing one: its existence is theirs. */
     async markRead(caller: Principal, id: number | undefined): Promise<Notification> {

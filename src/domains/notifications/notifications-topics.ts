@@ -6,6 +6,11 @@ export type Notification = components['schemas']['Notification']
 
 export interface NotificationAddedEvent {
   notificationAdded: Notification
+  /**
+   * The id of the user's notification before this one (0 before the first), by which a
+   * subscriber knows whether it missed one; absent from events recorded before there was one.
+   */
+  previousId?: number
 }
 
 /** Each user's notifications on a topic of their own: an event reaches only its owner. */

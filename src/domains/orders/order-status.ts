@@ -11,6 +11,13 @@ const NEXT: Record<OrderStatus, readonly OrderStatus[]> = {
 
 export const canMove = (from: OrderStatus, to: OrderStatus) => NEXT[from].includes(to)
 
+/** Every move of the graph goes to a status later in this list: the graph has no cycle. */
+const IN_ORDER: readonly OrderStatus[] = ['PENDING', 'PAID', 'SHIPPED', 'DELIVERED', 'CANCELLED']
+
+/** Whether an order in `status` has moved on from `than` (an order reaches each status once). */
+export const isLaterStatus = (status: OrderStatus, than: OrderStatus) =>
+  IN_ORDER.indexOf(status) > IN_ORDER.indexOf(than)
+
 /** What the owner is told when their order reaches a status. */
 export function statusNotice(orderId: number, status: OrderStatus) {
   const said: Record<OrderStatus, string> = {

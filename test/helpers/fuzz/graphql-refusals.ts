@@ -1,5 +1,7 @@
+import { sql } from 'drizzle-orm'
+import { MAX_REPLAYED } from '../../../src/graphql/resumable.js'
 import type { Caller } from './callers.js'
-import { type StoredOrder, storedRows } from './database-state.js'
+import { rowsOfStatement, type StoredOrder, storedRows } from './database-state.js'
 import { adminsOnly, needsToken } from './documented-rules.js'
 import type { GraphqlRequest } from './graphql-requests.js'
 import type { RootField } from './graphql-schema.js'
@@ -51,6 +53,26 @@ async function orderRefusal(world: World, caller: Caller, id: unknown) {
     : 'FORBIDDEN'
 }
 
+/** What follows the message an ID names: its chat, and how many messages of it are later. */
+async function messageNamed(world: World, id: unknown) {
+  const rowId = rowIdOf(id)
+  if (rowId === undefined) return undefined
+  const [row] = await rowsOfStatement<{ chatId: string; later: number }>(
+    world.db,
+    sql`select chat_id as "chatId", (select count(*)::int from messages as later
+      where later.chat_id = m.chat_id and later.id > m.id) as later
+      from messages as m where m.id = ${rowId}`,
+  )
+  return row
+}
+
+/**
+ * BAD_USER_INPUT for an `after` that is not an id of the scope, or one followed by more
+ * than the longest replay; messageAdded's needs its `chatId`.
+ */
+const resumeRefusal = (inScope: boolean, later: number) =>
+  inScope && later <= MAX_REPLAYED ? undefined : 'BAD_USER_INPUT'
+
 type Lookup = (world: World, request: GraphqlRequest) => Promise<string | undefined>
 
 /**
@@ -61,6 +83,19 @@ const LOOKUPS: Record<string, Lookup> = {
   user: async (world, { args }) => ((await userNamed(world, args.id)) ? undefined : 'NOT_FOUND'),
   order: (world, { caller, args }) => orderRefusal(world, caller, args.id),
   orderUpdated: (world, { caller, args }) => orderRefusal(world, caller, args.orderId),
+  messageAdded: async (world, { args }) => {
+    if (args.after == null) return undefined
+    const after = await messageNamed(world, args.after)
+    const inChat = args.chatId != null && after?.chatId === String(args.chatId)
+    return resumeRefusal(inChat, after?.later ?? 0)
+  },
+  notificationAdded: async (world, { caller, args }) => {
+    if (args.after == null) return undefined
+    const own = await ownNotification(world, caller, args.after)
+    const rows = [...(await storedRows(world.db)).notifications.values()]
+    const later = rows.filter((row) => row.userId === own?.userId && row.id > own.id).length
+    return resumeRefusal(own !== undefined, later)
+  },
   markNotificationRead: async (world, { caller, args }) =>
     (await ownNotification(world, caller, args.id)) ? undefined : 'NOT_FOUND',
 }

@@ -1,5 +1,5 @@
 import type { Database } from '../../../src/db/database.js'
-import { posts, users } from '../../../src/db/schema.js'
+import { messages, posts, users } from '../../../src/db/schema.js'
 import type { Api } from '../api.js'
 import type { Tokens } from './callers.js'
 
@@ -78,4 +78,15 @@ export async function storeSpares(db: Database, count: number): Promise<number[]
     .insert(posts)
     .values(spares.map(({ id }) => ({ userId: id, title: 'A spare post', body: '' })))
   return spares.map(({ id }) => id)
+}
+
+/** The chat whose messages `messageAdded(chatId, after)` resumes after, stored directly. */
+export async function storeChat(db: Database, chatId: string, count: number): Promise<number[]> {
+  const stored = await db
+    .insert(messages)
+    .values(
+      Array.from({ length: count }, (_, index) => ({ chatId, text: `m${index}`, author: 'fuzz' })),
+    )
+    .returning({ id: messages.id })
+  return stored.map(({ id }) => id)
 }

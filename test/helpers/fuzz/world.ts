@@ -13,7 +13,7 @@ import {
   isPlaceholder,
   type Placeholder,
 } from './rest-requests.js'
-import { placeOrders, storeFiles, storeSpares, writePosts } from './world-fixtures.js'
+import { placeOrders, storeChat, storeFiles, storeSpares, writePosts } from './world-fixtures.js'
 
 export interface Account {
   id: number
@@ -61,6 +61,8 @@ export interface World {
   spareIds: number[]
   /** Orders the run placed with an Idempotency-Key, by `keyedOrderName`. */
   keyedOrders: Map<string, KeyedOrder>
+  /** A chat stored before the run, and its messages' ids: what `after` resumes. */
+  chat: { chatId: string; messageIds: number[] }
   /** A webhook endpoint made before the run, and its deliveries `[endpointId, deliveryId]`. */
   webhookDeliveries: [number, number][]
 }
@@ -112,6 +114,7 @@ export async function createWorld(backend: Backend): Promise<World> {
     ...(await storeFiles(server.baseUrl, tokens.admin, 1)),
   ]
   const spareIds = await storeSpares(server.testDatabase.database.db, SPARES)
+  const messageIds = await storeChat(server.testDatabase.database.db, WORLD_CHAT, 3)
   const webhookDeliveries = await deliveriesOf(server, webhookEndpoint.body.data.id)
   return {
     server,
@@ -128,6 +131,7 @@ export async function createWorld(backend: Backend): Promise<World> {
     uploadIds,
     spareIds,
     keyedOrders: new Map(),
+    chat: { chatId: WORLD_CHAT, messageIds },
     webhookDeliveries,
   }
 }
@@ -147,6 +151,7 @@ async function deliveriesOf(server: TestServer, endpointId: number): Promise<[nu
 }
 
 const SPARES = 12
+const WORLD_CHAT = 'fuzz-world'
 
 /** The email in letters of random case: emails match regardless of it. */
 const anyCase = (email: string) =>
