@@ -107,9 +107,13 @@ export type TcpRelay = Awaited<ReturnType<typeof tcpRelay>>
 export async function delayingRelay(target: string) {
   const { hostname, port } = new URL(target)
   let delayMs = 0
+  let bytesToRedis = 0
   const sockets = new Set<Socket>()
   const server = createServer((client) => {
     const upstream = connect(Number(port), hostname)
+    client.on('data', (chunk: Buffer) => {
+      bytesToRedis += chunk.length
+    })
     for (const socket of [client, upstream]) {
       sockets.add(socket)
       socket.on('error', () => {
@@ -132,6 +136,8 @@ export async function delayingRelay(target: string) {
     delay(ms: number) {
       delayMs = ms
     },
+    /** The bytes the service has sent towards Redis so far, on every connection. */
+    bytesToRedis: () => bytesToRedis,
     close() {
       for (const socket of sockets) socket.destroy()
       return new Promise<void>((resolve) => server.close(() => resolve()))
