@@ -1,4 +1,7 @@
+import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { topicSegment } from '../src/platform/infrastructure/events.js'
+import { sessionTopics } from '../src/platform/infrastructure/session-announcements.js'
 import { backends } from './helpers/backends.js'
 import { watchedChat } from './helpers/graphql.js'
 import { ownRedis, redisUrl } from './helpers/redis.js'
@@ -46,6 +49,27 @@ describe.runIf(redisUrl).each(backends)('a Redis that crashes on $name', (backen
       `redis crash: ${during.length}/${during.length} messages sent while it was down delivered ${deliveredMs} ms after it restarted`,
     )
     await chat.close()
+  })
+
+  it('starts while it is down, and listens for every instance once it is back', async () => {
+    await redis.kill()
+    const started = await startServer(backend, { REDIS_URL: redis.url })
+    try {
+      expect((await started.api.get('/products')).status).toBe(200)
+      expect((await fetch(`${started.baseUrl}/ready`)).status).toBe(503)
+      await redis.start()
+      await expect.poll(async () => (await fetch(`${started.baseUrl}/ready`)).status).toBe(200)
+      // What the instance listens for from the others: the sessions an account ended.
+      const channel = `${topicSegment(started.testDatabase.redisKeyPrefix)}/${sessionTopics.ended}`
+      const probe = new Redis(redis.url)
+      try {
+        await expect.poll(() => probe.pubsub('CHANNELS', channel)).toEqual([channel])
+      } finally {
+        probe.disconnect()
+      }
+    } finally {
+      await started.close()
+    }
   })
 
   it('shuts down while it is still down', async () => {

@@ -19,6 +19,9 @@ export interface LiveSubscriptionOptions {
  */
 export type Topic<Event> = string & { readonly event?: Event }
 
+/** The longest a listener of the service waits for Redis to confirm its subscription. */
+const LISTEN_WAIT_MS = 1000
+
 /** What encodeURIComponent leaves as it is, but for its `!'()*`. */
 const UNENCODED = /^[\w.~-]*$/
 
@@ -187,6 +190,9 @@ export function createEventBus({
      * subscription and are not counted as one. Resolves to the function that stops it:
      * at once, as a subscription's end does, without waiting for Redis to confirm the
      * unsubscription (a Redis that is down never would, and shutdown would hang on it).
+     * Nor does it wait past LISTEN_WAIT_MS for the subscription itself: an instance
+     * started while Redis is away serves what it can, and the subscriber connection sends
+     * the SUBSCRIBE it holds once Redis answers.
      */
     async listen<Event>(
       topic: Topic<Event>,
@@ -197,7 +203,19 @@ export function createEventBus({
         done()
         onEvent(message.payload as Event)
       }
-      await new Promise<void>((resolve) => emitter.on(channel, listener, resolve))
+      const subscribed = new Promise<boolean>((resolve) =>
+        emitter.on(channel, listener, () => resolve(true)),
+      )
+      let timer: NodeJS.Timeout | undefined
+      const waited = new Promise<boolean>((resolve) => {
+        timer = setTimeout(resolve, LISTEN_WAIT_MS, false)
+      })
+      if (!(await Promise.race([subscribed, waited])))
+        log.warn(
+          { topic: channel },
+          'redis has not confirmed a subscription; listening once it does',
+        )
+      clearTimeout(timer)
       return () => emitter.removeListener(channel, listener)
     },
 
