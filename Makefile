@@ -8,7 +8,7 @@ STAMP := node_modules/.install-stamp
 CHROMIUM := /usr/bin/chromium
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: install generate build migrate run smoke check typecheck lint lint-specs drift route-drift runtime-deps contract explain schema-diff bench test test-only test-node24 fuzz sdk
+.PHONY: install generate build migrate run smoke check typecheck lint lint-specs drift route-drift runtime-deps contract explain schema-diff bench fanout soak test test-only test-node24 fuzz sdk
 
 install: $(STAMP)
 
@@ -95,6 +95,16 @@ schema-diff: $(STAMP)
 ## subscription fan-out; DATABASE_URL / REDIS_URL for Postgres and Redis
 bench: $(STAMP)
 	node --import tsx bench/run.ts
+
+## fanout: SUBSCRIBERS (20,000) subscribers over INSTANCES (4) processes of the compiled
+## service on DATABASE_URL and REDIS_URL: delivered/expected, p99, resident size per instance
+fanout: build
+	node --import tsx bench/fanout-instances.ts
+
+## soak: SOAK_MINUTES (30) of mixed REST, GraphQL and subscription load on two processes of
+## the compiled service on DATABASE_URL and REDIS_URL, reported per minute
+soak: build
+	node --import tsx bench/soak.ts
 
 ## test: install, check, then the test suites
 test: check test-only
