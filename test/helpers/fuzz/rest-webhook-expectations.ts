@@ -11,6 +11,10 @@ import type { Expectation, ValidExchange } from './rest-expectations.js'
 import { notModified } from './rest-order-expectations.js'
 import type { World } from './world.js'
 
+/**
+ * The endpoint as the spec says it is shown, written again rather than imported from the
+ * webhooks domain: an oracle that shared the code it checks would agree with its bugs.
+ */
 const endpointOf = (row: WebhookEndpointRow) => ({
   id: row.id,
   url: row.url,
