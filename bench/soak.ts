@@ -229,7 +229,6 @@ const mib = (size: number) => size.toFixed(1)
 
 async function soak(instances: InstanceProcess[]) {
   const baseUrls = instances.map((instance) => instance.url)
-  const token = await adminToken(baseUrls[0] as string)
   const chat = chatTraffic(baseUrls)
   await chat.subscribeAll()
   chat.startSending()
@@ -244,6 +243,8 @@ async function soak(instances: InstanceProcess[]) {
   const sizes: number[][] = []
   let errors = 0
   for (let minute = 1; minute <= MINUTES; minute += 1) {
+    // A token of its own each minute: one would expire (ACCESS_TOKEN_TTL) mid-soak.
+    const token = await adminToken(baseUrls[0] as string)
     const http = await Promise.all(baseUrls.map((url) => httpMinute(url, token)))
     chat.churn()
     const taken = chat.takeMinute()
