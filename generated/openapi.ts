@@ -1622,8 +1622,8 @@ export interface components {
         Readiness: {
             /** @enum {string} */
             status: "ok" | "degraded";
-            /** @description Present when `degraded`: the dependencies that answer slower than their deadline, which requests do without meanwhile. */
-            slow?: "redis"[];
+            /** @description Present when `degraded`: the dependencies that answer slower than their deadline, which requests do without meanwhile: `redis`, or `replica`, the read replica, when it does not answer or lags by REPLICA_MAX_LAG_MS or more (its reads go to the primary). */
+            slow?: ("redis" | "replica")[];
         };
         ReadinessEnvelope: {
             data: components["schemas"]["Readiness"];

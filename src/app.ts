@@ -8,7 +8,7 @@ import { createUsersRepository } from './domains/users/users-repository.js'
 import { type ResolveHost, resolveWithSystem } from './domains/webhooks/webhook-targets.js'
 import { createPersistedDocuments } from './graphql/persisted-documents.js'
 import { createPersistedQueryStore } from './graphql/persisted-query-store.js'
-import { graphqlPlugin } from './graphql/plugin.js'
+import { GRAPHQL_PATH, graphqlPlugin } from './graphql/plugin.js'
 import { apiDocs } from './http/api-docs.js'
 import { openapiRoutesPlugin } from './http/openapi-routes.js'
 import { createSecurityHandlers } from './http/security.js'
@@ -20,6 +20,7 @@ import { createLiveAccounts } from './platform/infrastructure/live-accounts.js'
 import { createServiceMetrics, requestMetrics } from './platform/infrastructure/metrics.js'
 import { createOutbox } from './platform/infrastructure/outbox.js'
 import { createReadCache } from './platform/infrastructure/read-cache.js'
+import { createRecentWrites } from './platform/infrastructure/recent-writes.js'
 import type { RedisConnections } from './platform/infrastructure/redis.js'
 import { createSessionAnnouncements } from './platform/infrastructure/session-announcements.js'
 import { cors } from './platform/plugins/cors.js'
@@ -34,7 +35,8 @@ import { gracefulClose } from './platform/plugins/graceful-close.js'
 import { headerRules } from './platform/plugins/header-rules.js'
 import { clientErrorHandler } from './platform/plugins/http-parse-errors.js'
 import { maintenance } from './platform/plugins/maintenance.js'
-import { rateLimits } from './platform/plugins/rate-limit.js'
+import { rateLimits, requestCaller } from './platform/plugins/rate-limit.js'
+import { readYourWrites } from './platform/plugins/read-your-writes.js'
 import { requestIdFrom, requestIdHeader } from './platform/plugins/request-id.js'
 import { RequestLog, requestLoggerFactory } from './platform/plugins/request-log.js'
 import { routeTable } from './platform/plugins/route-table.js'
@@ -103,6 +105,20 @@ export async function buildApp(deps: AppDependencies, config: Config) {
     log: app.log,
     tracing: deps.tracing,
   })
+  const { replica } = deps.database
+  const recentWrites =
+    replica &&
+    createRecentWrites({
+      windowMs: replica.maxLagMs,
+      callerOf: (request) => requestCaller(request, accessTokens),
+    })
+  if (replica) {
+    metrics.observeReplica(replica)
+    replica.onChange((outOfUse) => {
+      if (outOfUse) app.log.warn(`read replica out of use, reads go to the primary: ${outOfUse}`)
+      else app.log.info('read replica in use')
+    })
+  }
   const sessionAnnouncements = createSessionAnnouncements({
     events: deps.events,
     outbox,
@@ -118,6 +134,7 @@ export async function buildApp(deps: AppDependencies, config: Config) {
       redis: deps.redis,
       log: app.log,
     }),
+    recentWrites,
     config,
     log: app.log,
     accessTokens,
@@ -152,6 +169,9 @@ export async function buildApp(deps: AppDependencies, config: Config) {
   if (config.corsOrigins.length > 0) await app.register(cors, { origins: config.corsOrigins })
   await app.register(etag)
   await app.register(requestMetrics, { metrics: infrastructure.metrics })
+  if (recentWrites) {
+    await app.register(readYourWrites, { recentWrites, operationPaths: [GRAPHQL_PATH] })
+  }
   await app.register(versioning)
   if (config.maintenanceMode) await app.register(maintenance)
   if (config.rateLimit) {
@@ -181,6 +201,7 @@ export async function buildApp(deps: AppDependencies, config: Config) {
       store: createPersistedQueryStore(deps.redis),
     }),
     tracing: deps.tracing,
+    recentWrites,
   })
   await app.register(openapiRoutesPlugin, {
     handlers,

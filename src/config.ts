@@ -42,6 +42,18 @@ const environmentSchema = {
         'a postgres:// or postgresql:// URL, such as postgres://user:password@db.internal:5432/catalog',
     },
     DATABASE_TIMEOUT: integer('milliseconds', { minimum: 100, maximum: 600_000, default: 5000 }),
+    // Checked against DATABASE_URL in replicaOf, with messages that say what it takes.
+    DATABASE_REPLICA_URL: {
+      type: 'string',
+      pattern: '^postgres(ql)?://',
+      description:
+        'a postgres:// or postgresql:// URL of a streaming replica of DATABASE_URL, such as postgres://reader@db-replica.internal:5432/catalog',
+    },
+    REPLICA_MAX_LAG_MS: integer('milliseconds', {
+      minimum: 100,
+      maximum: 3_600_000,
+      default: 1000,
+    }),
     REDIS_URL: {
       type: 'string',
       pattern: '^rediss?://',
@@ -154,6 +166,8 @@ interface Environment {
   DATA_DIR: string
   DATABASE_URL?: string
   DATABASE_TIMEOUT: number
+  DATABASE_REPLICA_URL?: string
+  REPLICA_MAX_LAG_MS: number
   REDIS_URL?: string
   REDIS_SENTINELS?: string
   REDIS_SENTINEL_NAME?: string
@@ -220,6 +234,12 @@ export interface Config {
    * or an answer before telling the client 503 (Postgres only).
    */
   databaseTimeoutMs: number
+  /**
+   * A streaming replica of the Postgres primary that serves the catalog's public reads
+   * while it lags less than `maxLagMs`, and that a caller who wrote in the last
+   * `maxLagMs` does not read from.
+   */
+  replica: ReplicaTarget | undefined
   /**
    * Shared pub/sub and stores for many instances, on one Redis or on the primary that
    * Sentinel names; without it all stays in this process.
@@ -341,6 +361,12 @@ export interface Config {
   warnings: string[]
 }
 
+/** DATABASE_REPLICA_URL and REPLICA_MAX_LAG_MS. */
+export interface ReplicaTarget {
+  url: string
+  maxLagMs: number
+}
+
 /** REDIS_URL's one Redis, or REDIS_SENTINELS's Sentinels and the primary they watch. */
 export type RedisTarget =
   | { url: string }
@@ -389,6 +415,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     dataDir: values.DATA_DIR,
     databaseUrl: values.DATABASE_URL,
     databaseTimeoutMs: values.DATABASE_TIMEOUT,
+    replica: replicaOf(values),
     redis: redisTargetOf(values),
     redisKeyPrefix: values.REDIS_KEY_PREFIX,
     redisTimeoutMs: values.REDIS_TIMEOUT_MS,
@@ -478,6 +505,22 @@ function parseEnvironment(env: NodeJS.ProcessEnv): Environment {
     const words = refusals(errors, environmentSchema.properties)
     throw new ConfigError(`Invalid configuration: ${words.join('; ')}`)
   }
+}
+
+function replicaOf(values: Environment): ReplicaTarget | undefined {
+  const { DATABASE_URL: primary, DATABASE_REPLICA_URL: url } = values
+  if (url === undefined) return undefined
+  if (primary === undefined) {
+    throw new ConfigError(
+      'Invalid configuration: DATABASE_REPLICA_URL needs DATABASE_URL: it names a streaming replica of that Postgres primary, and the embedded database has none',
+    )
+  }
+  if (url === primary) {
+    throw new ConfigError(
+      'Invalid configuration: DATABASE_REPLICA_URL must name a streaming replica of DATABASE_URL, not DATABASE_URL itself',
+    )
+  }
+  return { url, maxLagMs: values.REPLICA_MAX_LAG_MS }
 }
 
 function redisTargetOf(values: Environment): RedisTarget | undefined {

@@ -64,7 +64,7 @@ app.log.info(
   [
     `REST API at ${address} (docs: ${address}/docs)`,
     `GraphQL at ${address}/graphql${config.development ? ` (GraphiQL: ${address}/graphiql)` : ''}`,
-    `database: ${database.kind === 'pglite' ? `embedded PGlite in ${config.dataDir}` : 'Postgres'}`,
+    `database: ${database.kind === 'pglite' ? `embedded PGlite in ${config.dataDir}` : `Postgres${database.replica ? ' and a read replica' : ''}`}`,
     `pub/sub: ${events.kind === 'redis' ? 'Redis' : 'in-process'}`,
   ].join(', '),
 )

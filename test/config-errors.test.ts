@@ -21,6 +21,26 @@ const REFUSALS: [variable: string, environment: Record<string, string>, message:
     'DATABASE_TIMEOUT must be a whole number of milliseconds from 100 to 600000',
   ],
   [
+    'DATABASE_REPLICA_URL',
+    { DATABASE_URL: 'postgres://db/catalog', DATABASE_REPLICA_URL: 'db-replica:5432' },
+    'DATABASE_REPLICA_URL must be a postgres:// or postgresql:// URL of a streaming replica of DATABASE_URL, such as postgres://reader@db-replica.internal:5432/catalog',
+  ],
+  [
+    'DATABASE_REPLICA_URL',
+    { DATABASE_REPLICA_URL: 'postgres://db-replica/catalog' },
+    'DATABASE_REPLICA_URL needs DATABASE_URL: it names a streaming replica of that Postgres primary, and the embedded database has none',
+  ],
+  [
+    'DATABASE_REPLICA_URL',
+    { DATABASE_URL: 'postgres://db/catalog', DATABASE_REPLICA_URL: 'postgres://db/catalog' },
+    'DATABASE_REPLICA_URL must name a streaming replica of DATABASE_URL, not DATABASE_URL itself',
+  ],
+  [
+    'REPLICA_MAX_LAG_MS',
+    { REPLICA_MAX_LAG_MS: '50' },
+    'REPLICA_MAX_LAG_MS must be a whole number of milliseconds from 100 to 3600000',
+  ],
+  [
     'REDIS_URL',
     { REDIS_URL: 'localhost:6379' },
     'REDIS_URL must be a redis:// or rediss:// URL, such as redis://cache.internal:6379',

@@ -292,6 +292,20 @@ describe('configuration', () => {
   })
 })
 
+describe('a read replica', () => {
+  const primary = { DATABASE_URL: 'postgres://db/catalog' }
+
+  it('is none by default, and DATABASE_REPLICA_URL with REPLICA_MAX_LAG_MS (1000) otherwise', () => {
+    expect(loadConfig(primary).replica).toBeUndefined()
+    const replica = { ...primary, DATABASE_REPLICA_URL: 'postgres://reader@db-replica/catalog' }
+    expect(loadConfig(replica).replica).toEqual({
+      url: 'postgres://reader@db-replica/catalog',
+      maxLagMs: 1000,
+    })
+    expect(loadConfig({ ...replica, REPLICA_MAX_LAG_MS: '250' }).replica?.maxLagMs).toBe(250)
+  })
+})
+
 describe('Redis through Sentinel', () => {
   const sentinels = { REDIS_SENTINELS: '10.0.0.5:26379, sentinel-b:26380,[fd00::5]:26379' }
 

@@ -100,6 +100,33 @@ describe.each(storages)('the read cache over $name', (storage) => {
     expect(await cached(2)).toEqual({ id: 2, read: 4 })
   })
 
+  it("tells a miss the newest write it must see: its caller's, or its references' last", async () => {
+    const cache = await storage.cache()
+    const told: (number | undefined)[] = []
+    const cached = cache.cached(
+      'told',
+      { references: (id: number) => ['told', `told:${id}`] },
+      async (id: number, newestWrite) => {
+        told.push(newestWrite)
+        return { id }
+      },
+    )
+    const callerWrote = Date.now() - 60_000
+    await cached(1)
+    await cached(2, callerWrote)
+    expect(told).toEqual([undefined, callerWrote])
+    const before = Date.now()
+    await cache.invalidate(['told:1'])
+    await cached(1, callerWrote)
+    await cached(2)
+    expect(told[2]).toBeGreaterThanOrEqual(before)
+    expect(told[2]).toBeLessThanOrEqual(Date.now())
+    expect(told.length).toBe(3)
+    await cache.invalidate(['told'])
+    await cached(2)
+    expect(told[3]).toBeGreaterThanOrEqual(told[2] as number)
+  })
+
   it('never serves a read that began before an invalidation, even one that ends after it', async () => {
     const cache = await storage.cache()
     const source = controlledRead()

@@ -56,9 +56,10 @@ interface RedoclyReport {
  * A value added to an enum a response carries: a client that switches over every value
  * it knew meets one it does not, as graphql-inspector rates an added GraphQL enum value
  * (dangerous). Redocly rates it major; what a request takes gaining a value stays safe.
+ * Redocly names the property the enum is of, but not an array's items (`Enum gained`).
  */
 const widensResponseEnum = (message: string, path: string) =>
-  /^Enum of .* gained values/.test(message) && path.includes('/responses/')
+  /^Enum (of .* )?gained values/.test(message) && path.includes('/responses/')
 
 function openapiChange(impact: Impact, message: string, path: string): Change {
   const severity = widensResponseEnum(message, path)

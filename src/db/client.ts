@@ -1,4 +1,5 @@
 import type { Logger } from 'drizzle-orm'
+import type { ReplicaTarget } from '../config.js'
 import type { DatabaseHandle } from './database.js'
 import type { StatementSpans } from './statement-spans.js'
 
@@ -9,6 +10,8 @@ export interface DatabaseSettings {
   dataDir: string
   /** Statement timeout and the wait for an answer, on Postgres (see Config). */
   databaseTimeoutMs: number
+  /** A streaming replica of `databaseUrl` for the reads that may go to one (see Config). */
+  replica?: ReplicaTarget | undefined
   /** Told of every statement drizzle sends (tests count them). */
   logger?: Logger | undefined
   /** A span around every statement, when tracing is on. */
@@ -24,6 +27,7 @@ export async function openDatabase(settings: DatabaseSettings): Promise<Database
     const { openPostgres } = await import('./postgres.js')
     return openPostgres(settings.databaseUrl, settings.databaseTimeoutMs, settings.logger, {
       statementSpans: settings.statementSpans,
+      replica: settings.replica,
     })
   }
   const { openPglite } = await import('./pglite.js')

@@ -1,4 +1,5 @@
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
+import type { ReadReplica } from './read-replica.js'
 import type * as schema from './schema.js'
 
 /** The database as repositories and services see it: drizzle over the schema, either driver. */
@@ -11,7 +12,9 @@ export type Executor = Database | Transaction
 export interface DatabaseHandle {
   readonly kind: 'pglite' | 'postgres'
   readonly db: Database
-  /** Applies pending migrations; safe when several instances start at once. */
+  /** DATABASE_REPLICA_URL's replica, on Postgres when it is set: never migrated, never written. */
+  readonly replica?: ReadReplica
+  /** Applies pending migrations (on the primary); safe when several instances start at once. */
   migrate(): Promise<void>
   ping(): Promise<void>
   close(): Promise<void>

@@ -11,6 +11,7 @@ import type { EventBus } from '../platform/infrastructure/events.js'
 import type { ServiceMetrics } from '../platform/infrastructure/metrics.js'
 import type { Outbox } from '../platform/infrastructure/outbox.js'
 import type { ReadCache } from '../platform/infrastructure/read-cache.js'
+import type { RecentWrites } from '../platform/infrastructure/recent-writes.js'
 import type { RedisConnections } from '../platform/infrastructure/redis.js'
 import type { SessionAnnouncements } from '../platform/infrastructure/session-announcements.js'
 import type { ResolveHost } from './webhooks/webhook-targets.js'
@@ -25,6 +26,8 @@ export interface Infrastructure {
   redis: RedisConnections | undefined
   /** Reads shared by the instances (Redis) or kept in this process, invalidated on writes. */
   readCache: ReadCache
+  /** Present with a read replica: who wrote lately, whose reads must see it. */
+  recentWrites: RecentWrites | undefined
   config: Config
   log: FastifyBaseLogger
   accessTokens: AccessTokens

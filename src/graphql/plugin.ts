@@ -8,7 +8,9 @@ import type { Resolvers } from '../../generated/graphql.js'
 import { graphqlSchemaPath } from '../paths.js'
 import type { AccessTokens } from '../platform/infrastructure/access-tokens.js'
 import type { LiveAccounts } from '../platform/infrastructure/live-accounts.js'
+import type { RecentWrites } from '../platform/infrastructure/recent-writes.js'
 import type { OperationBudget } from '../platform/plugins/rate-limit.js'
+import { markWrite } from '../platform/plugins/read-your-writes.js'
 import type { Tracing } from '../platform/telemetry/tracing.js'
 import { beforeExecution, createContextFactory } from './context.js'
 import { createDeprecationCounter } from './deprecations.js'
@@ -57,6 +59,8 @@ export interface GraphqlOptions {
   persistedDocuments: PersistedDocuments
   /** A span per operation, when tracing is on. */
   tracing?: Pick<Tracing, 'startOperation'> | undefined
+  /** Told of each mutation's caller, with a read replica (read-your-writes.ts). */
+  recentWrites?: RecentWrites | undefined
 }
 
 /** Cuts a slow subscriber off, and frees its socket even if it never reads the close. */
@@ -96,6 +100,7 @@ export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOption
     closeSlowConsumer,
     sessions,
     tracing: options.tracing,
+    recentWrites: options.recentWrites,
   })
   const upgrade = createUpgradeHandler({
     serve,
@@ -158,9 +163,13 @@ export async function graphqlPlugin(app: FastifyInstance, options: GraphqlOption
   app.graphql.addHook('preExecution', async (schema, document, context, variables) => {
     beforeExecution(context)
     countDeprecatedFields(schema, document)
-    refuseSubscription(document, context.reply.request)
+    const { request } = context.reply
+    const operation = operationOf(document, request)
+    refuseSubscription(operation)
     refuseIfAny(variablesErrors(schema, document, variables ?? {}))
-    await persisted.passed(context.reply.request)
+    await persisted.passed(request)
+    // Counted once it runs, errors or not: a field may commit before another fails.
+    if (options.recentWrites && operation === 'mutation') markWrite(request)
   })
   if (options.tracing) traceHttpOperations(app, options.tracing)
 }
@@ -187,14 +196,19 @@ function allowNullExtensions(route: RouteOptions) {
   if (extensions) extensions.type = ['object', 'null']
 }
 
+/** The type of the operation a request over HTTP runs: its `operationName`'s. */
+function operationOf(document: DocumentNode, request: FastifyRequest) {
+  const { operationName } = (request.body ?? request.query ?? {}) as { operationName?: unknown }
+  const name = typeof operationName === 'string' ? operationName : undefined
+  return getOperationAST(document, name)?.operation
+}
+
 /**
  * Over HTTP, a subscription would run once with no event to resolve; its place is the
  * WebSocket on the same path.
  */
-function refuseSubscription(document: DocumentNode, request: FastifyRequest) {
-  const { operationName } = (request.body ?? request.query ?? {}) as { operationName?: unknown }
-  const name = typeof operationName === 'string' ? operationName : undefined
-  if (getOperationAST(document, name)?.operation !== 'subscription') return
+function refuseSubscription(operation: ReturnType<typeof operationOf>) {
+  if (operation !== 'subscription') return
   throw new GraphQLError('Subscriptions are served over WebSocket at this path, not over HTTP', {
     extensions: { code: 'BAD_USER_INPUT' },
   })

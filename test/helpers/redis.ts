@@ -1,10 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { type AddressInfo, connect, createServer } from 'node:net'
+import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
+import { freePort } from './free-port.js'
 import { tcpRelay } from './tcp-relay.js'
 
 /** Real Redis for the multi-instance suites: set in CI, where those suites are mandatory. */
@@ -183,17 +184,6 @@ async function sentinelView(port: number, name: string) {
     replicas: ((await client.call('SENTINEL', 'replicas', name)) as unknown[]).length,
     sentinels: ((await client.call('SENTINEL', 'sentinels', name)) as unknown[]).length,
   }))
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer()
-    probe.once('error', reject)
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo
-      probe.close(() => resolve(port))
-    })
-  })
 }
 
 /** Whether a Redis answers PING on the port. */

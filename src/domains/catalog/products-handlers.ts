@@ -14,23 +14,33 @@ type Product = components['schemas']['Product']
 const publicCaching = (ttlSeconds: number) =>
   ttlSeconds > 0 ? `public, max-age=${ttlSeconds}` : 'public, no-cache'
 
-export function createProductHandlers(products: ProductsService, cacheTtlSeconds: number) {
+export interface ProductHandlerSettings {
+  cacheTtlSeconds: number
+  /** When the request's caller last wrote, if its reads must see it (a read replica). */
+  lastWriteBy: (request: FastifyRequest) => number | undefined
+}
+
+export function createProductHandlers(
+  products: ProductsService,
+  { cacheTtlSeconds, lastWriteBy }: ProductHandlerSettings,
+) {
   const cacheControl = publicCaching(cacheTtlSeconds)
   return {
     async listProducts(request, reply) {
       const { page, limit, cursor, ...filters } = request.query
-      const result = await products.list(filters, {
+      const pageRequest = {
         page: defaulted(page, 'page'),
         limit: defaulted(limit, 'limit'),
         cursor,
         pageGiven: sentInQuery(request, 'page'),
-      })
+      }
+      const result = await products.list(filters, pageRequest, lastWriteBy(request))
       reply.header('cache-control', cacheControl)
       return { data: result.items.map(toProduct), pagination: result.pagination }
     },
 
     async getProduct(request, reply) {
-      const product = await products.get(request.params.id)
+      const product = await products.get(request.params.id, lastWriteBy(request))
       reply.header('cache-control', cacheControl)
       return { data: toProduct(product) }
     },

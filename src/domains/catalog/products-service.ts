@@ -1,7 +1,9 @@
 import { assertValidFields, gone, notFound, unprocessable } from '../../platform/errors.js'
 import type { Outbox } from '../../platform/infrastructure/outbox.js'
+import type { NewestWrite } from '../../platform/infrastructure/read-cache.js'
 import { readableTextProblem } from '../../platform/input-rules.js'
 import { decodeCursor, encodeCursor } from './products-cursor.js'
+import type { ProductStore } from './products-replica.js'
 import type {
   AnnouncedProduct,
   NewProduct,
@@ -93,7 +95,7 @@ export function createProductsService({
   products,
   outbox,
 }: {
-  products: ProductsRepository
+  products: ProductStore
   outbox: Pick<Outbox, 'publish'>
 }) {
   /** After the write's commit: its event goes out (webhooks take it from the outbox). */
@@ -119,20 +121,27 @@ export function createProductsService({
     return updated ? announce(updated) : missing(id)
   }
 
+  // A read is told its caller's last write (`newestWrite`) when that is recent; the
+  // reads a write makes itself (`missing`) are the primary's.
   return {
-    async list(filters: ProductFilters, request: ListRequest): Promise<ProductPage> {
+    async list(
+      filters: ProductFilters,
+      request: ListRequest,
+      newestWrite?: NewestWrite,
+    ): Promise<ProductPage> {
       const position = assertValidList(filters, request)
       const { page, limit } = request
       const found = await products.listPage(
         filters,
         position ? { after: position.after, limit } : { page, limit },
+        newestWrite,
       )
       const passed = position?.passed ?? (page - 1) * limit
       return { items: found.items, pagination: paginationOf(found, { limit, passed }, filters) }
     },
 
-    async get(id: number): Promise<StoredProduct> {
-      const row = await products.findById(id)
+    async get(id: number, newestWrite?: NewestWrite): Promise<StoredProduct> {
+      const row = await products.findById(id, newestWrite)
       if (!row) throw notFound(`Product ${id} does not exist`)
       if (row.deletedAt) throw gone(`Product ${id} was deleted`)
       return row

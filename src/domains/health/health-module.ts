@@ -7,6 +7,10 @@ export function createHealthModule({
   redis,
 }: Pick<Infrastructure, 'database' | 'redis'>) {
   const dependencies: Dependency[] = [{ name: 'database', ping: database.ping }]
+  const { replica } = database
+  // Never a reason to be unready: its reads go to the primary while it is out of use.
+  if (replica)
+    dependencies.push({ name: 'replica', ping: async () => {}, slow: () => !replica.inUse() })
   if (redis) {
     dependencies.push({ name: 'redis', ping: redis.ping, slow: () => !redis.answersInTime() })
   }

@@ -5,6 +5,7 @@ import {
   execute,
   GraphQLError,
   type GraphQLSchema,
+  getOperationAST,
 } from 'graphql'
 import {
   CloseCode,
@@ -16,6 +17,7 @@ import {
 import type { WebSocket } from 'ws'
 import { AppError } from '../../platform/errors.js'
 import type { TokenPrincipal } from '../../platform/infrastructure/access-tokens.js'
+import type { RecentWrites } from '../../platform/infrastructure/recent-writes.js'
 import { isRecord } from '../../platform/input-rules.js'
 import type { Tracing } from '../../platform/telemetry/tracing.js'
 import { beforeExecution, type ContextFactory, type GraphQLContext } from '../context.js'
@@ -53,6 +55,8 @@ export interface WebSocketServerOptions {
   sessions: SocketSessions
   /** A span per operation, when tracing is on. */
   tracing?: Pick<Tracing, 'startOperation'> | undefined
+  /** Told of each mutation's caller once it has run, with a read replica. */
+  recentWrites?: Pick<RecentWrites, 'record'> | undefined
 }
 
 const KEEP_ALIVE_MS = 12_000
@@ -153,6 +157,16 @@ function serverOptions(
         closeSlowConsumer: () => options.closeSlowConsumer(ctx.extra.socket),
         subscriptions: ctx.extra.subscriptions,
       }),
+    // Once the operation has run, errors or not (a field may commit before another fails).
+    onOperation(ctx, _id, _payload, args) {
+      const { recentWrites } = options
+      if (
+        recentWrites &&
+        getOperationAST(args.document, args.operationName)?.operation === 'mutation'
+      ) {
+        recentWrites.record(ctx.extra.seat.caller)
+      }
+    },
     onNext: (_ctx, _id, _payload, _args, result) =>
       result.errors
         ? { ...result, errors: result.errors.map((error) => toClientError(error, log)) }

@@ -1,7 +1,8 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { Counter, collectDefaultMetrics, Registry } from 'prom-client'
+import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client'
+import type { ReadReplica } from '../../db/read-replica.js'
 import { registerCollectedMetric } from './prom-client-adapter.js'
 import { RequestDurations } from './request-durations.js'
 
@@ -85,6 +86,31 @@ export function createServiceMetrics({ now = Date.now } = {}) {
 
     countDeprecatedFieldUse(field: string) {
       deprecatedFieldUses.inc({ field })
+    },
+
+    /** The read replica's lag and the reads each database served, read when scraped. */
+    observeReplica(replica: Pick<ReadReplica, 'lagMs' | 'served'>) {
+      new Gauge({
+        name: 'database_replica_lag_seconds',
+        help: 'Replay lag of the read replica as its last probe measured it; +Inf while it does not answer or is no standby',
+        registers: [registry],
+        collect() {
+          this.set(replica.lagMs() / 1000)
+        },
+      })
+      const reported = { replica: 0, primary: 0 }
+      new Counter({
+        name: 'database_replica_reads_total',
+        help: 'Reads the read replica may serve (product lists and reads by id that reach the database), by the database that served them',
+        labelNames: ['served_by'],
+        registers: [registry],
+        collect() {
+          for (const database of ['replica', 'primary'] as const) {
+            this.inc({ served_by: database }, replica.served[database] - reported[database])
+            reported[database] = replica.served[database]
+          }
+        },
+      })
     },
 
     requestsPerSecond: () => requests.perSecond(),

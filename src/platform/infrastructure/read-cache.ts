@@ -24,22 +24,43 @@ export interface CachedReadOptions<Args> {
 export interface ReadCache {
   /** How long a result may be served after it was read: 0 when the cache is off. */
   readonly ttlSeconds: number
+  /**
+   * `newestWrite`, given to the cached read and handed on to `read`: the instant (ms since
+   * the epoch) of the newest write the read must see, its caller's own. A miss hands
+   * `read` the newer of it and the last write of the read's references, when known, so
+   * that a store that may lag (a read replica) can tell whether it may answer the read
+   * that fills the entry.
+   */
   cached<Args, Result>(
     name: string,
     options: CachedReadOptions<Args>,
-    read: (args: Args) => Promise<Result>,
-  ): (args: Args) => Promise<Result>
+    read: (args: Args, newestWrite: NewestWrite) => Promise<Result>,
+  ): (args: Args, newestWrite?: NewestWrite) => Promise<Result>
   /** Called after the write has committed; never throws (a failure is logged, see below). */
   invalidate(references: readonly string[]): Promise<void>
 }
+
+/** An instant in ms since the epoch, or undefined: no write that a read must see. */
+export type NewestWrite = number | undefined
 
 interface VersionedArgs<Args> {
   args: Args
   versions: string
 }
 
+/** What a miss runs with: the first caller's newest write, which the key leaves out. */
+interface FillArgs<Args> extends VersionedArgs<Args> {
+  newestWrite: NewestWrite
+}
+
 /** The key of an entry, stable whatever the order of the arguments' fields. */
-const entryKeyOf = (key: VersionedArgs<unknown>): string => stringify(key)
+const entryKeyOf = ({ args, versions }: VersionedArgs<unknown>): string => {
+  const key: VersionedArgs<unknown> = { args, versions }
+  return stringify(key)
+}
+
+const newerOf = (a: NewestWrite, b: NewestWrite) =>
+  a === undefined ? b : b === undefined ? a : Math.max(a, b)
 
 export interface ReadCacheSettings {
   ttlSeconds: number
@@ -71,10 +92,25 @@ interface SeenVersions {
   versions: string
   /** The stored entry as async-cache-dedupe wrote it (JSON), read with the versions. */
   stored?: string
+  /** When the newest of the references was written (its version's instant), if ever. */
+  newestWrite: NewestWrite
 }
 
 /** A reference never written has this version. */
 const NEVER_WRITTEN = '0'
+
+/**
+ * A written reference's version begins with the instant of its write (ms since the
+ * epoch, after the commit), so that every instance can tell a write too recent for a
+ * lagging replica to hold. A version without one (written by an instance from before
+ * they carried it) counts as written now: its reads stay on the primary until it changes.
+ */
+const versionAt = (at: number) => `${at}.${randomUUID()}`
+function writtenAt(version: string): NewestWrite {
+  if (version === NEVER_WRITTEN) return undefined
+  const at = Number(version.slice(0, version.indexOf('.')))
+  return Number.isSafeInteger(at) && at > 0 ? at : Date.now()
+}
 
 /** Size of the in-memory cache, per cached read. */
 const MEMORY_ENTRIES = 10_000
@@ -100,23 +136,27 @@ export function createReadCache({ ttlSeconds, redis, log }: ReadCacheSettings): 
     cached<Args, Result>(
       name: string,
       { references }: CachedReadOptions<Args>,
-      read: (args: Args) => Promise<Result>,
+      read: (args: Args, newestWrite: NewestWrite) => Promise<Result>,
     ) {
-      type VersionedRead = (key: VersionedArgs<Args>) => Promise<Result>
-      // define adds the cached function to the cache under its name.
+      type Fill = (key: FillArgs<Args>) => Promise<Result>
+      // define adds the cached function to the cache under its name. Identical reads
+      // that arrive together share the first one's fill, whatever newest write the others
+      // bring: one that wrote what the read depends on has changed its versions, so it is
+      // not identical.
       const defined = cache.define(
         name,
         { serialize: entryKeyOf, ttl: (result: Result) => (result === null ? 0 : ttlSeconds) },
-        (({ args }) => read(args)) satisfies VersionedRead,
-      )[name] as VersionedRead
+        (({ args, newestWrite }) => read(args, newestWrite)) satisfies Fill,
+      )[name] as Fill
       const entryOf = (args: Args) => (versions: string) =>
         storageKeyOf(name, entryKeyOf({ args, versions }))
-      return async (args: Args) => {
+      return async (args: Args, newestWrite?: NewestWrite) => {
         const seen = await versions.current(references(args), entryOf(args))
         // Without the versions no entry can be trusted: the read goes to the database.
-        if (seen === undefined) return read(args)
+        if (seen === undefined) return read(args, newestWrite)
         if (seen.stored !== undefined) return JSON.parse(seen.stored) as Result
-        return defined({ args, versions: seen.versions })
+        const newest = newerOf(newestWrite, seen.newestWrite)
+        return defined({ args, versions: seen.versions, newestWrite: newest })
       }
     },
 
@@ -190,7 +230,7 @@ function redisVersions(redis: RedisConnections, ttlSeconds: number): Versions {
     // One new version for every reference: new to each of them, and one draw from the
     // entropy pool randomUUID keeps rather than a system call apiece. Each SET goes out on
     // its own, not auto-pipelined (see redis.ts): most turns bump only `products`.
-    const version = randomUUID()
+    const version = versionAt(Date.now())
     await Promise.all(
       references.map((reference) => commands.set(key(reference), version, 'EX', lifetime)),
     )
@@ -207,14 +247,16 @@ function redisVersions(redis: RedisConnections, ttlSeconds: number): Versions {
       try {
         const found = await commands.mget([...references.map(key), storageKeyOf(expecting)])
         const stored = found.pop()
-        const versions = references
-          .map((reference, index) => {
-            const version = found[index] ?? NEVER_WRITTEN
-            expect(reference, version)
-            return version
-          })
-          .join(',')
-        return versions === expecting && stored != null ? { versions, stored } : { versions }
+        const seen = references.map((reference, index) => {
+          const version = found[index] ?? NEVER_WRITTEN
+          expect(reference, version)
+          return version
+        })
+        const versions = seen.join(',')
+        const newestWrite = seen.map(writtenAt).reduce(newerOf, undefined)
+        return versions === expecting && stored != null
+          ? { versions, stored, newestWrite }
+          : { versions, newestWrite }
       } catch {
         return undefined
       }
@@ -236,20 +278,26 @@ function redisVersions(redis: RedisConnections, ttlSeconds: number): Versions {
 const MEMORY_VERSIONS = 100_000
 
 function memoryVersions(): Versions {
-  const versions = new Map<string, number>()
+  const versions = new Map<string, { version: number; at: number }>()
   let counter = 0
-  let floor = 0
+  /** What a reference not in the table reads as: 0 and never written, or the last clear. */
+  let floor: { version: number; at: NewestWrite } = { version: 0, at: undefined }
   return {
     async current(references) {
-      return { versions: references.map((reference) => versions.get(reference) ?? floor).join(',') }
+      const seen = references.map((reference) => versions.get(reference) ?? floor)
+      return {
+        versions: seen.map(({ version }) => version).join(','),
+        newestWrite: seen.map(({ at }) => at).reduce(newerOf, undefined),
+      }
     },
 
     async bump(references) {
+      const at = Date.now()
       if (versions.size + references.length > MEMORY_VERSIONS) {
         versions.clear()
-        floor = counter
+        floor = { version: counter, at }
       }
-      for (const reference of references) versions.set(reference, ++counter)
+      for (const reference of references) versions.set(reference, { version: ++counter, at })
     },
   }
 }

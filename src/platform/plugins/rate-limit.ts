@@ -22,6 +22,19 @@ export interface RateLimitOptions {
 export const callerKey = (principal: Principal | null, ip: string) =>
   principal ? `user:${principal.userId}` : `ip:${ip}`
 
+/** The caller of a request: the user its bearer token proves, else its address. */
+export function requestCaller(request: FastifyRequest, accessTokens: AccessTokens): string {
+  const token = bearerTokenOf(request.headers.authorization)
+  if (token) {
+    try {
+      return callerKey(accessTokens.verify(token), request.ip)
+    } catch {
+      // An invalid token is counted against the address that sent it.
+    }
+  }
+  return callerKey(null, request.ip)
+}
+
 /** A refused operation: how long until its caller's window resets. */
 export interface OverBudget {
   retryAfterSeconds: number
@@ -53,19 +66,8 @@ type OperationRequest = FastifyRequest & { [OPERATION_CALLER]?: string }
  * store must not take the whole API down with it, nor make every request wait on it.
  */
 async function rateLimitPlugin(app: FastifyInstance, options: RateLimitOptions) {
-  const callerOf = (request: OperationRequest) => {
-    const operationCaller = request[OPERATION_CALLER]
-    if (operationCaller) return operationCaller
-    const token = bearerTokenOf(request.headers.authorization)
-    if (token) {
-      try {
-        return callerKey(options.accessTokens.verify(token), request.ip)
-      } catch {
-        // An invalid token is counted against the address that sent it.
-      }
-    }
-    return callerKey(null, request.ip)
-  }
+  const callerOf = (request: OperationRequest) =>
+    request[OPERATION_CALLER] || requestCaller(request, options.accessTokens)
 
   const { redis } = options
   const redisUnfit = redis ? () => !redis.answersInTime() : () => false
