@@ -15,6 +15,7 @@ import { createSecurityHandlers } from './http/security.js'
 import { createVersionRouting, versioning } from './http/version-routing.js'
 import { createAccessTokens } from './platform/infrastructure/access-tokens.js'
 import { createDeviceTokens } from './platform/infrastructure/device-tokens.js'
+import { createDrain, type Drain } from './platform/infrastructure/drain.js'
 import type { EventBus } from './platform/infrastructure/events.js'
 import { createLiveAccounts } from './platform/infrastructure/live-accounts.js'
 import { createServiceMetrics, requestMetrics } from './platform/infrastructure/metrics.js'
@@ -58,6 +59,8 @@ export interface AppDependencies {
   tracing?: Tracing | undefined
   /** How webhook targets' names resolve: the system's resolver unless a test stubs it. */
   resolveHost?: ResolveHost
+  /** Started by the server on SIGTERM, before it closes the app; /ready fails meanwhile. */
+  drain?: Drain
 }
 
 /** The composition root: infrastructure comes in, a ready Fastify instance goes out. */
@@ -140,6 +143,7 @@ export async function buildApp(deps: AppDependencies, config: Config) {
     accessTokens,
     deviceTokens,
     sessionAnnouncements,
+    drain: deps.drain ?? createDrain(),
     instanceId: randomUUID(),
     metrics,
     resolveHost: deps.resolveHost ?? resolveWithSystem,

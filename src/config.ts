@@ -14,6 +14,11 @@ const DEFAULT_PASSWORD_HASH_COST = 15
 /** The highest PASSWORD_HASH_COST, and so the most memory a stored hash may ask of scrypt. */
 export const MAX_PASSWORD_HASH_COST = 17
 const DEFAULT_WEBHOOK_RETRY_SCHEDULE = '5s,5m,30m,2h,5h,10h'
+/**
+ * The drain and the close's own 10 s stay within 30 s, Kubernetes' default grace before
+ * it kills the process, cleanup or not.
+ */
+const MAX_SHUTDOWN_DRAIN_MS = 20_000
 
 /** An integer counting `unit`s (the words of its error name them; see config-errors.ts). */
 const integer = <Bounds extends object>(unit: string, bounds: Bounds) =>
@@ -96,6 +101,11 @@ const environmentSchema = {
     REQUEST_TIMEOUT: integer('milliseconds', { minimum: 0, default: 120_000 }),
     CONNECTION_TIMEOUT: integer('milliseconds', { minimum: 0, default: 60_000 }),
     KEEP_ALIVE_TIMEOUT: integer('milliseconds', { minimum: 1, default: 72_000 }),
+    SHUTDOWN_DRAIN_MS: integer('milliseconds', {
+      minimum: 0,
+      maximum: MAX_SHUTDOWN_DRAIN_MS,
+      default: 0,
+    }),
     WS_SOCKETS_PER_CALLER: integer('sockets', { minimum: 0, default: 50 }),
     CACHE_TTL_SECONDS: integer('seconds', { minimum: 0, maximum: 3600, default: 5 }),
     WEBHOOK_SECRET: { type: 'string', minLength: 16, maxLength: 512 },
@@ -195,6 +205,7 @@ interface Environment {
   REQUEST_TIMEOUT: number
   CONNECTION_TIMEOUT: number
   KEEP_ALIVE_TIMEOUT: number
+  SHUTDOWN_DRAIN_MS: number
   WS_SOCKETS_PER_CALLER: number
   CACHE_TTL_SECONDS: number
   WEBHOOK_SECRET?: string
@@ -282,6 +293,11 @@ export interface Config {
     /** Milliseconds an idle connection is kept open for the client's next request. */
     keepAliveTimeoutMs: number
   }
+  /**
+   * Milliseconds between a SIGTERM and the close, while /ready fails and all else is
+   * served, for the load balancer's health check to take the instance out first.
+   */
+  shutdownDrainMs: number
   /** Open GraphQL WebSockets per caller and instance; undefined when it or RATE_LIMIT_MAX is 0. */
   socketsPerCaller: number | undefined
   /**
@@ -442,6 +458,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       connectionTimeoutMs: values.CONNECTION_TIMEOUT,
       keepAliveTimeoutMs: values.KEEP_ALIVE_TIMEOUT,
     },
+    shutdownDrainMs: values.SHUTDOWN_DRAIN_MS,
     // A per-caller budget like the rate limit's, and off with it (a load test from one address).
     socketsPerCaller:
       values.RATE_LIMIT_MAX === 0 ? undefined : values.WS_SOCKETS_PER_CALLER || undefined,

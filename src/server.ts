@@ -3,6 +3,8 @@ import type { Tracing } from './platform/telemetry/tracing.js'
 
 const LOG_BATCH_BYTES = 4096
 const LOG_FLUSH_MS = 1000
+/** What the close after the drain may take before close-with-grace kills the process. */
+const CLOSE_GRACE_MS = 10_000
 
 // The only file that reads process.env and opens sockets.
 let config: ReturnType<typeof loadConfig>
@@ -27,6 +29,7 @@ const [
   { openDatabase },
   { createEventBus },
   { redisFromConfig },
+  { createDrain },
 ] = await Promise.all([
   import('close-with-grace'),
   import('pino'),
@@ -35,6 +38,7 @@ const [
   import('./db/client.js'),
   import('./platform/infrastructure/events.js'),
   import('./platform/infrastructure/redis.js'),
+  import('./platform/infrastructure/drain.js'),
 ])
 
 const database = await openDatabase({ ...config, statementSpans: tracing })
@@ -42,15 +46,26 @@ await database.migrate()
 const logger = createLogger(config, tracing)
 const redis = redisFromConfig(config, logger)
 const events = createEventBus({ redis, log: logger, tracing })
-const app = await buildApp({ database, events, redis, loggerInstance: logger, tracing }, config)
+const drain = createDrain()
+const app = await buildApp(
+  { database, events, redis, loggerInstance: logger, tracing, drain },
+  config,
+)
 for (const warning of config.warnings) app.log.warn(warning)
 
-// Every step is bounded (sockets 1 s, the outbox 3 s, Redis 1 s, the pool 2 s), so the
-// whole stays well inside the grace delay and the cleanup always runs to its end.
-closeWithGrace({ delay: 10_000 }, async ({ err, signal }) => {
+// On a signal, first the drain (SHUTDOWN_DRAIN_MS: /ready fails, all else is served, so
+// the load balancer takes this instance out), then the close. Every step of the close is
+// bounded (sockets 1 s, the outbox 3 s, Redis 1 s, the pool 2 s), so the whole stays well
+// inside the grace delay and the cleanup always runs to its end. After an error there is
+// no drain: the process may be broken.
+closeWithGrace({ delay: config.shutdownDrainMs + CLOSE_GRACE_MS }, async ({ err, signal }) => {
   const started = performance.now()
   if (err) app.log.error({ err }, 'shutting down after an error')
-  else app.log.info({ signal }, 'shutting down: finishing what is in flight')
+  else {
+    const drainMs = config.shutdownDrainMs
+    app.log.info({ signal, drainMs }, 'shutting down: draining, then finishing what is in flight')
+    await drain.drainFor(drainMs)
+  }
   await app.close()
   await events.close()
   await redis?.close()

@@ -175,6 +175,11 @@ const REFUSALS: [variable: string, environment: Record<string, string>, message:
     'KEEP_ALIVE_TIMEOUT must be a whole number of milliseconds, at least 1',
   ],
   [
+    'SHUTDOWN_DRAIN_MS',
+    { SHUTDOWN_DRAIN_MS: '20001' },
+    'SHUTDOWN_DRAIN_MS must be a whole number of milliseconds from 0 to 20000',
+  ],
+  [
     'WS_SOCKETS_PER_CALLER',
     { WS_SOCKETS_PER_CALLER: '-1' },
     'WS_SOCKETS_PER_CALLER must be a whole number of sockets, at least 0',

@@ -76,4 +76,41 @@ describe('SIGTERM', () => {
     expect(server.output.stderr).not.toMatch(/killed by timeout/)
     agent.destroy()
   })
+
+  it('with SHUTDOWN_DRAIN_MS, fails /ready at once and serves all else as before until the drain ends', async () => {
+    // Long enough for the checks below to run inside the drain on a loaded machine.
+    const server = await startedProcess({ ...environment, SHUTDOWN_DRAIN_MS: '4000' })
+    const socket = new WebSocket(wsUrl(server.baseUrl), [TRANSPORT_WS])
+    const socketClosed = once(socket, 'close')
+    await once(socket, 'open')
+    socket.send(JSON.stringify({ type: 'connection_init' }))
+    await once(socket, 'message')
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+    expect(await login(server.baseUrl, agent)).toEqual({ status: 200, connection: 'keep-alive' })
+    expect((await fetch(`${server.baseUrl}/ready`)).status).toBe(200)
+
+    server.child.kill('SIGTERM')
+    await expect.poll(async () => (await fetch(`${server.baseUrl}/ready`)).status).toBe(503)
+    const ready = await fetch(`${server.baseUrl}/ready`)
+    expect(await ready.json()).toEqual({
+      error: { code: 'UNAVAILABLE', message: 'Not ready: shutting down' },
+    })
+    // Still draining: the kept-alive connection is served and kept, the socket open.
+    expect(await login(server.baseUrl, agent)).toEqual({ status: 200, connection: 'keep-alive' })
+    expect((await fetch(`${server.baseUrl}/health`)).status).toBe(200)
+    expect(socket.readyState).toBe(WebSocket.OPEN)
+
+    const [exitCode] = await once(server.child, 'exit')
+    expect(exitCode).toBe(0)
+    expect((await socketClosed)[0]).toBe(1001)
+    const records = server.lines().map((line) => JSON.parse(line))
+    expect(records).toContainEqual(
+      expect.objectContaining({
+        msg: expect.stringMatching(/^shutting down: draining/),
+        drainMs: 4000,
+      }),
+    )
+    expect(records).toContainEqual(expect.objectContaining({ msg: 'shut down' }))
+    agent.destroy()
+  })
 })

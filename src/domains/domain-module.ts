@@ -7,6 +7,7 @@ import type { SocketObserver } from '../graphql/websocket/socket-seats.js'
 import type { OperationId, ServiceHandlers } from '../http/operations.js'
 import type { AccessTokens } from '../platform/infrastructure/access-tokens.js'
 import type { DeviceTokens } from '../platform/infrastructure/device-tokens.js'
+import type { Drain } from '../platform/infrastructure/drain.js'
 import type { EventBus } from '../platform/infrastructure/events.js'
 import type { ServiceMetrics } from '../platform/infrastructure/metrics.js'
 import type { Outbox } from '../platform/infrastructure/outbox.js'
@@ -35,6 +36,8 @@ export interface Infrastructure {
   deviceTokens: DeviceTokens
   /** How the end of an account's sessions reaches every instance at once. */
   sessionAnnouncements: Pick<SessionAnnouncements, 'record' | 'announce'>
+  /** Whether this instance is leaving its load balancer's pool before it closes. */
+  drain: Pick<Drain, 'draining'>
   /** This instance among the others: new at each start. */
   instanceId: string
   /** What this instance measures of itself (requests, event loop, process). */

@@ -5,7 +5,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { delimiter, join } from 'node:path'
 import postgres from 'postgres'
-import { freePort } from './free-port.js'
+import { freePort } from './engines.js'
 
 /**
  * A Postgres primary and a streaming replica of the test's own: `initdb` a primary on a

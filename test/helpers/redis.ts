@@ -5,7 +5,7 @@ import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
-import { freePort } from './free-port.js'
+import { freePort, isRunning, stopped, until } from './engines.js'
 import { tcpRelay } from './tcp-relay.js'
 
 /** Real Redis for the multi-instance suites: set in CI, where those suites are mandatory. */
@@ -43,11 +43,7 @@ export async function ownRedis() {
     },
     start,
     async stop() {
-      if (server && server.exitCode === null && server.signalCode === null) {
-        const exited = once(server, 'exit')
-        server.kill('SIGTERM')
-        await exited
-      }
+      if (server) await stopped(server)
     },
   }
 }
@@ -149,14 +145,6 @@ function sentinelConfiguration(port: number, name: string, primaryPort: number, 
   ].join('\n')
 }
 
-const isRunning = (child: ChildProcess) => child.exitCode === null && child.signalCode === null
-
-async function stopped(child: ChildProcess) {
-  const exited = once(child, 'exit')
-  child.kill('SIGTERM')
-  await exited
-}
-
 /** A short-lived client of the Redis or Sentinel on `port`. */
 async function onPort<T>(port: number, use: (client: Redis) => Promise<T>): Promise<T> {
   const client = new Redis({
@@ -196,12 +184,4 @@ function answers(port: number): Promise<boolean> {
     })
     socket.once('error', () => resolve(false))
   })
-}
-
-async function until(ready: () => Promise<boolean>, timeoutMs = 10_000) {
-  const deadline = Date.now() + timeoutMs
-  while (!(await ready().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`redis-server did not get ready: ${ready}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
 }

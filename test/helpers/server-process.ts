@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
+import { stopped } from './engines.js'
 
 /**
  * src/server.ts in a process of its own, as `npm start` runs it, configured by its
@@ -39,11 +40,7 @@ export async function startedProcess(environment: Record<string, string>) {
   return { ...started, baseUrl, lines: () => output.stdout.trim().split('\n') }
 }
 
-/** Ends every process a suite started and has not stopped itself. */
+/** Ends every process a suite started and has not stopped itself, all at once. */
 export async function stopProcesses() {
-  for (const child of running.splice(0)) {
-    if (child.exitCode !== null || child.signalCode !== null) continue
-    child.kill('SIGTERM')
-    await once(child, 'exit')
-  }
+  await Promise.all(running.splice(0).map(stopped))
 }

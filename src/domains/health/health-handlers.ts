@@ -1,6 +1,7 @@
 import type { components } from '../../../generated/openapi.js'
 import type { ServiceHandlers } from '../../http/operations.js'
 import { unavailable } from '../../platform/errors.js'
+import type { Drain } from '../../platform/infrastructure/drain.js'
 
 type SlowDependency = NonNullable<components['schemas']['Readiness']['slow']>[number]
 
@@ -23,13 +24,14 @@ const pingInTime = (dependency: Dependency) =>
       .finally(() => clearTimeout(timer))
   })
 
-export function createHealthHandlers(dependencies: Dependency[]) {
+export function createHealthHandlers(dependencies: Dependency[], drain: Pick<Drain, 'draining'>) {
   return {
     async getHealth() {
       return { data: { status: 'ok' as const } }
     },
 
     async getReadiness(request) {
+      if (drain.draining()) throw unavailable('Not ready: shutting down')
       const results = await Promise.allSettled(dependencies.map(pingInTime))
       const down = dependencies.filter((_, index) => results[index]?.status === 'rejected')
       if (down.length > 0) {

@@ -1,11 +1,15 @@
 import type { Infrastructure } from '../domain-module.js'
 import { createHealthHandlers, type Dependency } from './health-handlers.js'
 
-/** Liveness, and readiness: every outside dependency this instance needs answers. */
+/**
+ * Liveness, and readiness: every outside dependency this instance needs answers, and the
+ * instance is not draining before it closes.
+ */
 export function createHealthModule({
   database,
   redis,
-}: Pick<Infrastructure, 'database' | 'redis'>) {
+  drain,
+}: Pick<Infrastructure, 'database' | 'redis' | 'drain'>) {
   const dependencies: Dependency[] = [{ name: 'database', ping: database.ping }]
   const { replica } = database
   // Never a reason to be unready: its reads go to the primary while it is out of use.
@@ -14,5 +18,5 @@ export function createHealthModule({
   if (redis) {
     dependencies.push({ name: 'redis', ping: redis.ping, slow: () => !redis.answersInTime() })
   }
-  return { name: 'health', handlers: createHealthHandlers(dependencies) }
+  return { name: 'health', handlers: createHealthHandlers(dependencies, drain) }
 }
