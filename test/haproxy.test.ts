@@ -7,7 +7,7 @@ import { messages } from '../src/db/schema.js'
 import { type Backend, backends, type TestDatabase } from './helpers/backends.js'
 import { haproxyInstalled, NO_ERRORS, startHaproxy } from './helpers/haproxy.js'
 import { LEGACY_WS, TRANSPORT_WS } from './helpers/raw-subscription.js'
-import { redisUrl } from './helpers/redis.js'
+import { ownRedis, redisUrl } from './helpers/redis.js'
 import { resumingSubscriber } from './helpers/resuming-subscriber.js'
 import { testEnvironment } from './helpers/server.js'
 import { startedProcess, stopProcesses } from './helpers/server-process.js'
@@ -71,15 +71,18 @@ describe.runIf(postgres && redisUrl && haproxyInstalled)(
     let database: TestDatabase
     let instances: Instance[] = []
     let haproxy: Awaited<ReturnType<typeof startHaproxy>>
+    // A Redis of the suite's own, which the last test stops.
+    let redis: Awaited<ReturnType<typeof ownRedis>>
 
     beforeAll(async () => {
       database = await (postgres as Backend).open()
+      redis = await ownRedis()
       const environment = {
         ...testEnvironment,
         // Each request's line, with the address the service took for the client's.
         LOG_LEVEL: 'info',
         DATABASE_URL: database.url as string,
-        REDIS_URL: redisUrl as string,
+        REDIS_URL: redis.url,
         REDIS_KEY_PREFIX: database.redisKeyPrefix,
         TRUST_PROXY: 'loopback',
         SHUTDOWN_DRAIN_MS: String(DRAIN_MS),
@@ -98,6 +101,7 @@ describe.runIf(postgres && redisUrl && haproxyInstalled)(
       try {
         await haproxy?.stop()
         await stopProcesses()
+        await redis?.stop()
       } finally {
         await database?.drop()
       }
@@ -201,9 +205,9 @@ describe.runIf(postgres && redisUrl && haproxyInstalled)(
           expect(subscriber.errors).toEqual([])
         }
 
-        // HAProxy took the drained instance out by its /ready, answered 503 (or late, on a
-        // loaded machine: at layer 7 either way), so before it closed: once closed, its
-        // checks would have met a refused connection, as the killed one's did.
+        // HAProxy took the drained instance out by its /ready, whose 503 says it is shutting
+        // down (or late, on a loaded machine: at layer 7 either way), so before it closed:
+        // once closed, its checks would have met a refused connection, as the killed one's did.
         const downMs = await downAt
         const downs = haproxy.healthChanges().filter((change) => change.state === 'DOWN')
         const reasons = (name: string) =>
@@ -212,10 +216,9 @@ describe.runIf(postgres && redisUrl && haproxyInstalled)(
             .map(({ reason, code }) => ({ reason, code }))
         expect(reasons(drained.name)).toEqual([
           expect.objectContaining({
-            reason: expect.stringMatching(/^Layer7 (wrong status|timeout)$/),
+            reason: expect.stringMatching(/^Layer7 (invalid response|timeout)$/),
           }),
         ])
-        expect(reasons(drained.name)[0]?.code ?? 503).toBe(503)
         expect(reasons(killed.name)).toEqual([
           { reason: 'Layer4 connection problem', code: undefined },
         ])
@@ -259,6 +262,34 @@ describe.runIf(postgres && redisUrl && haproxyInstalled)(
         await Promise.all(subscribers.map((each) => each.stop()))
       }
     }, 180_000)
+
+    it('keeps the instances in the pool while Redis is away, and serves through them', async () => {
+      const live = instances.filter(({ child }) => child.exitCode === null && !child.signalCode)
+      expect(live.length).toBeGreaterThan(0)
+      const chatId = `haproxy-redis-${Date.now()}`
+      await redis.kill()
+      try {
+        for (const { baseUrl } of live) {
+          await expect.poll(async () => (await fetch(`${baseUrl}/ready`)).status).toBe(503)
+        }
+        // A check passed on the 503 that names Redis: HAProxy keeps them in.
+        const checked = async () => {
+          const checks = await haproxy.checks()
+          return live.map(({ name }) => checks[name])
+        }
+        const passedOnRedis = { status: 'UP', check: 'L7OK', code: 503 }
+        await expect.poll(checked, { timeout: 10_000 }).toEqual(live.map(() => passedOnRedis))
+        for (let request = 0; request < 2 * live.length; request += 1) {
+          expect((await fetch(`${haproxy.url}/products`)).status).toBe(200)
+          expect((await send(haproxy.url, `while Redis is away ${request}`, chatId)).status).toBe(
+            200,
+          )
+        }
+        expect(await checked()).toEqual(live.map(() => passedOnRedis))
+      } finally {
+        await redis.start()
+      }
+    })
   },
 )
 

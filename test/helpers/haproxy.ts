@@ -73,6 +73,13 @@ export async function startHaproxy(servers: HaproxyServer[]) {
     url: `http://127.0.0.1:${port}`,
     /** The sessions open on each server now (a WebSocket is one). */
     sessions: async () => perServer(await serverStats(socketPath), (stat) => Number(stat.scur)),
+    /** Each server's status, and its last check's outcome and HTTP status (`L7OK`, 200). */
+    checks: async () =>
+      perServer(await serverStats(socketPath), (stat) => ({
+        status: stat.status,
+        check: stat.check_status,
+        code: Number(stat.check_code),
+      })),
     /** What went wrong with each server so far, by HAProxy's counters. */
     errors: async () => perServer(await serverStats(socketPath), errorCounts),
     /** When HAProxy's status of each of these servers first reads DOWN, in ms after `since`. */

@@ -30,6 +30,8 @@ export function createHealthHandlers(dependencies: Dependency[], drain: Pick<Dra
       return { data: { status: 'ok' as const } }
     },
 
+    // deploy/haproxy.cfg's check reads these answers' words: a 503 naming Redis alone
+    // keeps an instance in the pool, one naming the database or the drain takes it out.
     async getReadiness(request) {
       if (drain.draining()) throw unavailable('Not ready: shutting down')
       const results = await Promise.allSettled(dependencies.map(pingInTime))
